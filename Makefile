@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: GPL-2.0
+# perf BPF-awareness series for Linux 6.12: the one entry point.
+# 'make help' lists the targets; README.md explains them.
+
+BUILD_DIR ?= $(HOME)/.cache/bpf-perf
+KSRC ?=
+BASE_PKG_VERSION ?= 6.12.117-1~deb12u1
+JOBS ?= $(shell echo $$(($$(nproc) + 1)))
+CLANG ?= clang-16
+export BUILD_DIR KSRC BASE_PKG_VERSION JOBS CLANG
+export TOP := $(CURDIR)
+
+MK := $(CURDIR)/mk
+VM := $(CURDIR)/selftests/run-vm.sh
+
+.DEFAULT_GOAL := help
+.PHONY: help deps base apply kernel kernel-base perf perf-base tools build \
+	run check vm refresh clean distclean
+
+help:
+	@echo 'make run        build everything and show it working in the VM'
+	@echo 'make check      build everything and run the tests in the VM'
+	@echo 'make vm CMD=..  run one command as root in the VM (no CMD: a shell)'
+	@echo 'make build      deps, base, apply, kernel, perf, perf-base, tools'
+	@echo 'make apply      refresh the applied tree from patches/ and the overlay'
+	@echo 'make refresh    bring edits made in the applied tree back into the project'
+	@echo 'make kernel-base  build the pristine base kernel too (VM_KERNEL=base boots it)'
+	@echo 'variables: BUILD_DIR=$(BUILD_DIR) KSRC=<6.12 tree> JOBS=$(JOBS)'
+	@echo '           VM_ACCEL=auto|tcg|kvm VM_CPUS=2 VM_MEM=4G VM_KERNEL=applied|base'
+
+deps:
+	@$(MK)/deps.sh
+base: deps
+	@$(MK)/base.sh
+apply: base
+	@$(MK)/apply.sh
+kernel: apply
+	@$(MK)/kernel.sh applied
+kernel-base: base
+	@$(MK)/kernel.sh base
+perf: apply
+	@$(MK)/perf.sh applied
+perf-base: base
+	@$(MK)/perf.sh base
+tools: kernel
+	@$(MK)/tools.sh
+
+build: kernel perf perf-base tools
+
+# NOBUILD=1 boots what was built last, without looking for changes.
+VM_DEPS := $(if $(NOBUILD),,build)
+VM_KERNEL ?= applied
+
+run: $(VM_DEPS)
+	@$(VM) --kernel $(VM_KERNEL) --timeout 900 -- '$(TOP)/selftests/demo.sh'
+
+check: $(VM_DEPS)
+	@$(TOP)/selftests/check.sh
+
+vm: $(VM_DEPS)
+	@$(VM) --kernel $(VM_KERNEL) $(if $(CMD),-- '$(subst ','\'',$(CMD))')
+
+refresh:
+	@$(MK)/refresh.sh
+
+clean:
+	rm -rf $(BUILD_DIR)/kernel $(BUILD_DIR)/perf $(BUILD_DIR)/tools \
+		$(BUILD_DIR)/kselftest $(BUILD_DIR)/vm $(BUILD_DIR)/results
+
+distclean:
+	rm -rf $(BUILD_DIR)

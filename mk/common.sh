@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared settings for the mk/ scripts.  Sourced, never run.
+#
+# Every script gets its inputs from the environment the top-level Makefile
+# exports; the defaults here make the scripts usable on their own too.
+
+set -euo pipefail
+
+TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+BUILD_DIR=${BUILD_DIR:-$HOME/.cache/bpf-perf}
+# Debian package holding the base tree, and the version we pin.
+BASE_PKG=${BASE_PKG:-linux-source-6.12}
+BASE_PKG_VERSION=${BASE_PKG_VERSION:-6.12.117-1~deb12u1}
+KSRC=${KSRC:-}
+JOBS=${JOBS:-$(($(nproc) + 1))}
+CLANG=${CLANG:-clang-16}
+LLVM_STRIP=${LLVM_STRIP:-llvm-strip-16}
+CCACHE_DIR=${CCACHE_DIR:-$BUILD_DIR/ccache}
+export CCACHE_DIR
+mkdir -p "$BUILD_DIR"
+
+BASE_TREE=$BUILD_DIR/base	# pristine base tree, never modified
+SRC=$BUILD_DIR/src		# applied tree: git repo, base + patches + overlay
+KOBJ=$BUILD_DIR/kernel		# kernel objects (O=) for the applied tree
+KOBJ_BASE=$BUILD_DIR/kernel-base	# kernel objects for the pristine base
+POBJ=$BUILD_DIR/perf		# perf objects for the applied tree
+POBJ_BASE=$BUILD_DIR/perf-base	# perf objects for the pristine base
+TOBJ=$BUILD_DIR/tools		# bpftool and the VM helpers
+KST=$BUILD_DIR/kselftest	# installed kselftests
+
+# Top-level directory names of a Linux tree: a directory of ours with one
+# of these names is overlay, copied into the applied tree as it is.
+LINUX_TOPDIRS="arch block certs crypto Documentation drivers fs include init
+io_uring ipc kernel lib LICENSES mm net rust samples scripts security sound
+tools usr virt"
+
+phase_start=0
+# phase NAME: print a progress line and remember when the phase began.
+phase() {
+	phase_start=$(date +%s)
+	printf '==> %s\n' "$*"
+}
+
+# phase_done: print how long the current phase took.
+phase_done() {
+	printf '    done in %ss\n' "$(($(date +%s) - phase_start))"
+}
+
+die() {
+	printf 'error: %s\n' "$*" >&2
+	exit 1
+}
+
+# overlay_dirs: the overlay directories present in the project.
+overlay_dirs() {
+	local d
+	for d in $LINUX_TOPDIRS; do
+		[ -d "$TOP/$d" ] && printf '%s\n' "$d"
+	done
+	return 0
+}
+
+# quiet_run LOG CMD...: run CMD with output to LOG; show the tail on failure.
+quiet_run() {
+	local log=$1
+	shift
+	if ! "$@" >"$log" 2>&1; then
+		tail -n 60 "$log" >&2
+		die "'$*' failed, full log in $log"
+	fi
+}

@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Configure and build a kernel (bzImage, no modules) for the test VM.
+#   mk/kernel.sh [applied|base]
+# "applied" (default) builds $BUILD_DIR/src into $BUILD_DIR/kernel, "base"
+# builds the pristine tree into $BUILD_DIR/kernel-base.  Both share ccache.
+. "$(dirname "$0")/common.sh"
+
+which=${1:-applied}
+case $which in
+applied) tree=$SRC; obj=$KOBJ ;;
+base)	tree=$BASE_TREE; obj=$KOBJ_BASE ;;
+*)	die "usage: $0 [applied|base]" ;;
+esac
+mkdir -p "$obj" "$CCACHE_DIR"
+frags="$TOP/selftests/config.vm $TOP/selftests/config"
+# Objects from both trees hit the same cache entries.
+export CCACHE_BASEDIR=$BUILD_DIR CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+kmake() {
+	make -s -C "$tree" O="$obj" CC="ccache gcc" HOSTCC="ccache gcc" "$@"
+}
+
+# check_config: every option a fragment names has the value it asks for.
+check_config() {
+	local bad=0 line sym val got
+	while IFS= read -r line; do
+		case $line in CONFIG_*=*) ;; *) continue ;; esac
+		sym=${line%%=*}
+		val=${line#*=}
+		got=$(grep -E "^$sym=|^# $sym is not set" "$obj/.config" || true)
+		if [ "$val" = n ]; then
+			case $got in "$sym="[ym]) bad=1; echo "  $sym: wanted n, got ${got#*=}" ;; esac
+		elif [ "$got" != "$sym=$val" ]; then
+			bad=1
+			echo "  $sym: wanted $val, got ${got:-nothing}"
+		fi
+	done < <(cat $frags)
+	[ $bad = 0 ] || die "olddefconfig dropped options the tests need (above)"
+}
+
+cfg_id=$(cat $frags "$BUILD_DIR/base.id" | sha1sum | cut -c1-16)
+if [ ! -f "$obj/.config" ] || [ "$(cat "$obj/.config.id" 2>/dev/null)" != "$cfg_id" ]; then
+	phase "configuring the $which kernel"
+	kmake allnoconfig >/dev/null
+	# shellcheck disable=SC2086
+	quiet_run "$obj/merge_config.log" \
+		"$tree/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" $frags
+	kmake olddefconfig >/dev/null
+	check_config
+	echo "$cfg_id" >"$obj/.config.id"
+	phase_done
+else
+	check_config
+fi
+
+phase "building the $which kernel ($(kmake kernelrelease)), log in $obj/build.log"
+quiet_run "$obj/build.log" kmake -j"$JOBS" bzImage
+ls -l "$obj/arch/x86/boot/bzImage" | awk '{printf "    bzImage %s bytes\n", $5}'
+phase_done

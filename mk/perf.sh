@@ -1,0 +1,32 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build perf with BPF skeletons.
+#   mk/perf.sh [applied|base]
+# "applied" builds the project's perf into $BUILD_DIR/perf, "base" builds
+# upstream's perf from the pristine tree into $BUILD_DIR/perf-base (the
+# yardstick of every benchmark).  Fails if skeleton support turned itself
+# off, which perf's build otherwise only mentions as a warning.
+. "$(dirname "$0")/common.sh"
+
+which=${1:-applied}
+case $which in
+applied) tree=$SRC; obj=$POBJ ;;
+base)	tree=$BASE_TREE; obj=$POBJ_BASE ;;
+*)	die "usage: $0 [applied|base]" ;;
+esac
+mkdir -p "$obj" "$CCACHE_DIR"
+export CCACHE_BASEDIR=$BUILD_DIR CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+command -v "$CLANG" >/dev/null || die "$CLANG not found (Debian package ${CLANG})"
+
+phase "building the $which perf, log in $obj/build.log"
+quiet_run "$obj/build.log" make -C "$tree/tools/perf" O="$obj" -j"$JOBS" \
+	CC="ccache gcc" HOSTCC="ccache gcc" CLANG="$CLANG" LLVM_STRIP="$LLVM_STRIP" \
+	BUILD_BPF_SKEL=1 NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JEVENTS=1 \
+	WERROR=0 PYTHON=python3
+"$obj/perf" version --build-options >"$obj/build-options.txt"
+grep -Eq 'bpf_skeletons: +\[ on' "$obj/build-options.txt" ||
+	die "the $which perf was built without BPF skeletons, see $obj/build.log"
+grep -Eq 'libbpf: +\[ on' "$obj/build-options.txt" ||
+	die "the $which perf was built without libbpf, see $obj/build.log"
+printf '    %s: %s\n' "$obj/perf" "$(head -n 1 "$obj/build-options.txt")"
+phase_done

@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Bring edits made in the applied tree ($BUILD_DIR/src) back into the project.
+#
+#   make refresh                     overlay files only, or edits that touch
+#                                    files of exactly one patch
+#   make refresh PATCH=0002          fold the edits into patches/0002-*.patch
+#   make refresh NEW='subsys: subject'  make a new patch at the end of series
+#
+# Files the overlay owns, and files new to the tree, are copied back to the
+# overlay.  Edits to files upstream owns become part of a patch: committed
+# as a fixup of that patch's commit and squashed in with git rebase, after
+# which every patch of the series is written again with git format-patch.
+. "$(dirname "$0")/common.sh"
+
+PATCH=${PATCH:-}
+NEW=${NEW:-}
+git_src() { git -C "$SRC" "$@"; }
+OVERLAY_SUBJECT="overlay: project files"
+
+[ -d "$SRC/.git" ] || die "no applied tree in $SRC: run 'make apply' first"
+
+mapfile -t modified < <(git_src diff --name-only HEAD)
+mapfile -t added < <(git_src ls-files --others --exclude-standard)
+upstream=()
+for f in "${modified[@]}" "${added[@]}"; do
+	[ -n "$f" ] || continue
+	if [ -e "$TOP/$f" ] || ! git_src cat-file -e "base:$f" 2>/dev/null; then
+		mkdir -p "$(dirname "$TOP/$f")"
+		cp -p "$SRC/$f" "$TOP/$f"
+		echo "    overlay: $f"
+		if git_src cat-file -e "HEAD:$f" 2>/dev/null; then
+			git_src checkout -q HEAD -- "$f"
+		else
+			rm -f "$SRC/$f"
+		fi
+	else
+		upstream+=("$f")
+	fi
+done
+[ ${#upstream[@]} -gt 0 ] || exit 0
+
+# The patch commits, oldest first, without the overlay commit.
+patch_commits() {
+	git_src log --reverse --format='%H %s' base..HEAD |
+		grep -vF " $OVERLAY_SUBJECT" | cut -d' ' -f1
+}
+
+target=
+if [ -n "$NEW" ]; then
+	:
+elif [ -n "$PATCH" ]; then
+	i=0
+	for c in $(patch_commits); do
+		i=$((i + 1))
+		case $(printf '%04d' "$i") in "$(printf '%04d' "${PATCH%%-*}" 2>/dev/null)") target=$c ;; esac
+	done
+	[ -n "$target" ] || die "no patch $PATCH in patches/series"
+else
+	# The one patch that touches all the edited files.
+	for c in $(patch_commits); do
+		touched=$(git_src diff-tree --no-commit-id --name-only -r "$c")
+		all=1
+		for f in "${upstream[@]}"; do
+			grep -qxF "$f" <<<"$touched" || all=0
+		done
+		[ $all = 1 ] && target="$target $c"
+	done
+	target=${target# }
+	case $target in
+	"" | *" "*)
+		printf '    %s\n' "${upstream[@]}" >&2
+		die "say which patch these edits belong to: PATCH=NNNN or NEW='subject'" ;;
+	esac
+fi
+
+git_src add -f -- "${upstream[@]}"
+if [ -n "$NEW" ]; then
+	name=$(git -C "$TOP" config user.name) email=$(git -C "$TOP" config user.email)
+	[ -n "$name" ] && [ -n "$email" ] || die "set git config user.name and user.email"
+	git_src -c user.name="$name" -c user.email="$email" commit -q -m "$NEW" \
+		-m "Signed-off-by: $name <$email>"
+	echo "    new patch: $NEW"
+else
+	git_src commit -q --fixup="$target"
+	GIT_SEQUENCE_EDITOR=: git_src rebase -q -i --autosquash base ||
+		die "rebase failed in $SRC: resolve it there (git rebase --continue), then run make refresh again"
+	echo "    folded into: $(git_src log -1 --format=%s "$target")"
+fi
+
+# Write the series again from the commits.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+i=0
+for c in $(patch_commits); do
+	i=$((i + 1))
+	git_src format-patch -q -1 --start-number "$i" --zero-commit \
+		--no-signature -o "$tmp" "$c"
+done
+rm -f "$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch
+{
+	echo "# Edits to files upstream owns, applied in this order."
+	(cd "$tmp" && ls)
+} >"$TOP/patches/series"
+cp "$tmp"/*.patch "$TOP/patches/"
+echo "    patches/: $i patches written"

@@ -1,0 +1,32 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build what the VM runs besides perf: bpftool from the applied tree, the
+# kselftests (installed with the kernel's own kselftest-install), and the
+# harness's small helpers from selftests/vm/.
+. "$(dirname "$0")/common.sh"
+
+mkdir -p "$TOBJ/bpftool" "$CCACHE_DIR"
+export CCACHE_BASEDIR=$BUILD_DIR CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+
+phase "building bpftool, log in $TOBJ/bpftool.log"
+quiet_run "$TOBJ/bpftool.log" make -C "$SRC/tools/bpf/bpftool" \
+	OUTPUT="$TOBJ/bpftool/" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc" \
+	CLANG="$CLANG" LLVM_STRIP="$LLVM_STRIP"
+phase_done
+
+phase "building the VM helpers"
+make -s -C "$TOP/selftests/vm" O="$TOBJ/vm" CLANG="$CLANG" \
+	BPF_INCLUDE="$TOBJ/bpftool/libbpf/include"
+phase_done
+
+# Kselftest targets the VM runs; config fragments of these feed the kernel.
+KSFT_TARGETS=${KSFT_TARGETS:-perf_events}
+phase "building and installing kselftests ($KSFT_TARGETS), log in $TOBJ/kselftest.log"
+[ -f "$KOBJ/.config" ] || die "configure the kernel first (mk/kernel.sh)"
+rm -rf "$KST.new"
+quiet_run "$TOBJ/kselftest.log" make -C "$SRC" O="$KOBJ" -j"$JOBS" \
+	TARGETS="$KSFT_TARGETS" KSFT_INSTALL_PATH="$KST.new" kselftest-install
+rm -rf "$KST"
+mv "$KST.new" "$KST"
+printf '    %s tests in %s\n' "$(wc -l <"$KST/kselftest-list.txt")" "$KST"
+phase_done

@@ -1,0 +1,88 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# 'make check': boot the built kernel, run selftests/guest-check.sh in it
+# and judge the results.  Writes a TAP log and ends with the line
+#   N passed, N failed, N skipped
+# Exits non-zero on any failed test, on a VM that never reached or never
+# finished the tests, on a missing result file, and on a kernel splat in
+# the guest's dmesg.
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+. "$TOP/mk/common.sh"
+set +e
+
+res=$BUILD_DIR/results/check-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$res"
+ln -sfn "$res" "$BUILD_DIR/results/latest"
+tap=$res/check.tap
+phase "running the tests in the VM, console in $res/console.log"
+"$TOP/selftests/run-vm.sh" --timeout "${CHECK_TIMEOUT:-2400}" --job "$res/job" \
+	--log "$res/console.log" -- "$TOP/selftests/guest-check.sh"
+vm_rc=$?
+phase_done
+
+n=0 pass=0 fail=0 skip=0
+result() {	# result ok|fail|skip NAME [REASON]
+	n=$((n + 1))
+	case $1 in
+	ok)	pass=$((pass + 1)); echo "ok $n - $2" ;;
+	skip)	skip=$((skip + 1)); echo "ok $n - $2 # SKIP ${3:-}" ;;
+	*)	fail=$((fail + 1)); echo "not ok $n - $2${3:+ # $3}" ;;
+	esac >>"$tap"
+}
+
+echo "TAP version 13" >"$tap"
+case $vm_rc in
+0) result ok "VM booted and ran the tests" ;;
+124) result fail "VM booted and ran the tests" "watchdog: the VM hung" ;;
+125) result fail "VM booted and ran the tests" "no status: boot failure or panic" ;;
+*) result fail "VM booted and ran the tests" "test script exit $vm_rc" ;;
+esac
+
+# Kselftests: the top-level results of run_kselftest.sh.
+if [ -s "$res/job/kselftest.tap" ]; then
+	while IFS= read -r line; do
+		case $line in
+		"ok "*"# SKIP"*)
+			name=${line#ok * }; result skip "kselftest ${name%% # SKIP*}" "${name#* # SKIP}" ;;
+		"ok "*)	result ok "kselftest ${line#ok * }" ;;
+		"not ok "*)
+			name=${line#not ok * }; result fail "kselftest ${name%% # *}" ;;
+		esac
+	done < <(grep -E '^(not )?ok [0-9]+ selftests: ' "$res/job/kselftest.tap")
+else
+	result fail "kselftest results" "missing $res/job/kselftest.tap"
+fi
+
+# perf tests: the result line perf test prints for each test.
+if [ -s "$res/job/perf-test.log" ]; then
+	while IFS= read -r line; do
+		name=$(sed -E 's/^ *([0-9.]+): (.*[^ ]) +: (Ok|FAILED!|Skip.*)$/\1 \2/' <<<"$line")
+		verdict=$(sed -E 's/^.* : (Ok|FAILED!|Skip.*)$/\1/' <<<"$line")
+		case $verdict in
+		Ok)	result ok "perf test $name" ;;
+		Skip*)	reason=${verdict#Skip}; reason=${reason# (}; result skip "perf test $name" "${reason%)}" ;;
+		*)	result fail "perf test $name" ;;
+		esac
+	done < <(grep -E '^ *[0-9.]+: .* : (Ok|FAILED!|Skip.*)$' "$res/job/perf-test.log")
+else
+	result fail "perf test results" "missing $res/job/perf-test.log"
+fi
+
+# A splat anywhere in the guest kernel log fails the run.
+if [ -f "$res/job/dmesg" ]; then
+	splat='BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|Kernel panic|Call Trace:'
+	if grep -Eq "$splat" "$res/job/dmesg"; then
+		grep -E -m 5 "$splat" "$res/job/dmesg" | sed 's/^/#   /' >>"$tap"
+		result fail "guest kernel log free of splats" "see $res/job/dmesg"
+	else
+		result ok "guest kernel log free of splats"
+	fi
+else
+	result fail "guest kernel log free of splats" "missing $res/job/dmesg"
+fi
+
+echo "1..$n" >>"$tap"
+cat "$tap"
+echo "TAP log: $tap"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ] && [ "$n" -gt 0 ]
