@@ -26,7 +26,7 @@ quiet_run "$obj/build.log" make -C "$tree/tools/perf" O="$obj" -j"$JOBS" \
 "$obj/perf" version --build-options >"$obj/build-options.txt"
 grep -Eq 'bpf_skeletons: +\[ on' "$obj/build-options.txt" ||
 	die "the $which perf was built without BPF skeletons, see $obj/build.log"
-grep -Eq 'libbpf: +\[ on' "$obj/build-options.txt" ||
+grep -Eq '^ *bpf: +\[ on' "$obj/build-options.txt" ||
 	die "the $which perf was built without libbpf, see $obj/build.log"
 printf '    %s: %s\n' "$obj/perf" "$(head -n 1 "$obj/build-options.txt")"
 phase_done

@@ -52,18 +52,43 @@ if [ -s "$res/job/kselftest.tap" ]; then
 else
 	result fail "kselftest results" "missing $res/job/kselftest.tap"
 fi
+[ -f "$res/job/kselftest-skipped" ] &&
+while IFS=$'\t' read -r name reason; do
+	result skip "kselftest selftests: ${name/:/: }" "$reason"
+done <"$res/job/kselftest-skipped"
 
-# perf tests: the result line perf test prints for each test.
+# perf tests: the result line perf test prints for each test.  A shell
+# test that skips says why in its own output, not on that line: take the
+# last line of its output that speaks of skipping.
+perf_results() {
+	awk '
+	/^ *[0-9.]+: .* : (Ok|FAILED!|Skip.*)$/ {
+		line = $0
+		sub(/^ +/, "", line)
+		verdict = line; sub(/^.* : /, "", verdict)
+		name = line; sub(/ +: (Ok|FAILED!|Skip.*)$/, "", name); sub(/:/, "", name)
+		reason = ""
+		if (verdict ~ /^Skip \(/) {
+			reason = verdict; sub(/^Skip \(/, "", reason); sub(/\)$/, "", reason)
+		} else if (verdict ~ /^Skip/) {
+			reason = why
+		}
+		sub(/ .*/, "", verdict)
+		printf "%s\t%s\t%s\n", verdict, name, reason
+		why = ""
+		next
+	}
+	/[Ss]kip/ { why = $0; sub(/^ +/, "", why) }
+	' "$1"
+}
 if [ -s "$res/job/perf-test.log" ]; then
-	while IFS= read -r line; do
-		name=$(sed -E 's/^ *([0-9.]+): (.*[^ ]) +: (Ok|FAILED!|Skip.*)$/\1 \2/' <<<"$line")
-		verdict=$(sed -E 's/^.* : (Ok|FAILED!|Skip.*)$/\1/' <<<"$line")
+	while IFS=$'\t' read -r verdict name reason; do
 		case $verdict in
 		Ok)	result ok "perf test $name" ;;
-		Skip*)	reason=${verdict#Skip}; reason=${reason# (}; result skip "perf test $name" "${reason%)}" ;;
+		Skip)	result skip "perf test $name" "$reason" ;;
 		*)	result fail "perf test $name" ;;
 		esac
-	done < <(grep -E '^ *[0-9.]+: .* : (Ok|FAILED!|Skip.*)$' "$res/job/perf-test.log")
+	done < <(perf_results "$res/job/perf-test.log")
 else
 	result fail "perf test results" "missing $res/job/perf-test.log"
 fi

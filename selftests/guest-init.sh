@@ -30,6 +30,11 @@ fs devtmpfs /dev
 fs tmpfs /tmp mode=1777
 fs tmpfs /run mode=755
 fs devpts /dev/pts
+# What udev would make; run_kselftest.sh writes to /dev/stdout.
+ln -sfn /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
 fs tmpfs /dev/shm mode=1777
 fs debugfs /sys/kernel/debug
 fs tracefs /sys/kernel/tracing

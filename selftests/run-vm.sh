@@ -88,11 +88,17 @@ qemu_run() {
 	)
 	[ "$mode" = shell ] && serial=mon:stdio
 	case $accel in
-	kvm) opts+=(-accel kvm -cpu host) ;;
+	kvm) opts+=(-accel kvm -cpu "${VM_KVM_CPU:-kvm64}") ;;
 	# Multi-threaded TCG oopses on jump-label patching (shared/DESIGN.md).
 	*) opts+=(-accel tcg,thread=single -cpu max) ;;
 	esac
-	timeout -k 5 "$secs" qemu-system-x86_64 "${opts[@]}" -serial "$serial"
+	if [ "$mode" = shell ]; then
+		# A person at the terminal is the watchdog; timeout(1) would
+		# take the terminal away from QEMU.
+		qemu-system-x86_64 "${opts[@]}" -serial "$serial"
+	else
+		timeout -k 5 "$secs" qemu-system-x86_64 "${opts[@]}" -serial "$serial" </dev/null
+	fi
 }
 
 # pick_accel: KVM only when a short probe boot under it reaches userspace.
@@ -112,7 +118,7 @@ pick_accel() {
 	cache=$BUILD_DIR/vm/kvm-probe.$sum
 	if [ ! -f "$cache" ]; then
 		write_env probe ""
-		qemu_run kvm "${KVM_PROBE_TIMEOUT:-30}" >"$job/probe.log" 2>&1
+		qemu_run kvm "${KVM_PROBE_TIMEOUT:-15}" >"$cache.log" 2>&1
 		if [ -f "$job/status" ]; then echo kvm; else echo tcg; fi >"$cache"
 		rm -f "$job/status" "$job/dmesg"
 	fi
