@@ -19,12 +19,15 @@ CCACHE_DIR=${CCACHE_DIR:-$BUILD_DIR/ccache}
 export CCACHE_DIR
 mkdir -p "$BUILD_DIR"
 
-BASE_TREE=$BUILD_DIR/base	# pristine base tree, never modified
+# The applied tree and the pristine one are laid out alike, src/ beside
+# kernel/ and perf/, so that with CCACHE_BASEDIR=$BUILD_DIR a file both
+# share compiles to the same cache entry.
 SRC=$BUILD_DIR/src		# applied tree: git repo, base + patches + overlay
 KOBJ=$BUILD_DIR/kernel		# kernel objects (O=) for the applied tree
-KOBJ_BASE=$BUILD_DIR/kernel-base	# kernel objects for the pristine base
 POBJ=$BUILD_DIR/perf		# perf objects for the applied tree
-POBJ_BASE=$BUILD_DIR/perf-base	# perf objects for the pristine base
+BASE_TREE=$BUILD_DIR/pristine/src	# pristine base tree, never modified
+KOBJ_BASE=$BUILD_DIR/pristine/kernel	# kernel objects for the pristine base
+POBJ_BASE=$BUILD_DIR/pristine/perf	# perf objects for the pristine base
 TOBJ=$BUILD_DIR/tools		# bpftool and the VM helpers
 KST=$BUILD_DIR/kselftest	# installed kselftests
 

@@ -50,7 +50,7 @@ share build "$BUILD_DIR" ro,cache=loose
 # The tools under test, first on PATH.
 mkdir -p /run/bin /tmp/root
 ln -s "$BUILD_DIR/perf/perf" /run/bin/perf
-ln -s "$BUILD_DIR/perf-base/perf" /run/bin/perf-base
+ln -s "$BUILD_DIR/pristine/perf/perf" /run/bin/perf-base
 ln -s "$BUILD_DIR/tools/bpftool/bpftool" /run/bin/bpftool
 export PATH=/run/bin:$PATH HOME=/tmp/root TERM=${TERM:-linux}
 export TOP BUILD_DIR JOB
