@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # the scripts sourcing this use it
 # Shared settings for the mk/ scripts.  Sourced, never run.
 #
 # Every script gets its inputs from the environment the top-level Makefile
@@ -20,14 +21,12 @@ export CCACHE_DIR
 mkdir -p "$BUILD_DIR"
 
 # The applied tree and the pristine one are laid out alike, src/ beside
-# kernel/ and perf/, so that with CCACHE_BASEDIR=$BUILD_DIR a file both
+# kernel/ and perf/ (see build_root), so that with CCACHE_BASEDIR=$BUILD_DIR a file both
 # share compiles to the same cache entry.
 SRC=$BUILD_DIR/src		# applied tree: git repo, base + patches + overlay
 KOBJ=$BUILD_DIR/kernel		# kernel objects (O=) for the applied tree
-POBJ=$BUILD_DIR/perf		# perf objects for the applied tree
 BASE_TREE=$BUILD_DIR/pristine/src	# pristine base tree, never modified
 KOBJ_BASE=$BUILD_DIR/pristine/kernel	# kernel objects for the pristine base
-POBJ_BASE=$BUILD_DIR/pristine/perf	# perf objects for the pristine base
 TOBJ=$BUILD_DIR/tools		# bpftool and the VM helpers
 KST=$BUILD_DIR/kselftest	# installed kselftests
 
@@ -36,6 +35,24 @@ KST=$BUILD_DIR/kselftest	# installed kselftests
 LINUX_TOPDIRS="arch block certs crypto Documentation drivers fs include init
 io_uring ipc kernel lib LICENSES mm net rust samples scripts security sound
 tools usr virt"
+
+# build_root applied|base: the directory holding that tree's src/, kernel/
+# and perf/.
+build_root() {
+	case $1 in
+	applied) echo "$BUILD_DIR" ;;
+	base)	echo "$BUILD_DIR/pristine" ;;
+	*)	die "usage: $0 [applied|base]" ;;
+	esac
+}
+
+# use_ccache: compile through the cache every build here shares; paths
+# are taken relative to $BUILD_DIR, so both trees hit the same entries.
+use_ccache() {
+	mkdir -p "$CCACHE_DIR"
+	export CCACHE_BASEDIR=$BUILD_DIR CCACHE_NOHASHDIR=1
+	export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+}
 
 phase_start=0
 # phase NAME: print a progress line and remember when the phase began.

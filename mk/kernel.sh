@@ -7,15 +7,11 @@
 . "$(dirname "$0")/common.sh"
 
 which=${1:-applied}
-case $which in
-applied) tree=$SRC; obj=$KOBJ ;;
-base)	tree=$BASE_TREE; obj=$KOBJ_BASE ;;
-*)	die "usage: $0 [applied|base]" ;;
-esac
-mkdir -p "$obj" "$CCACHE_DIR"
+root=$(build_root "$which")
+tree=$root/src obj=$root/kernel
+mkdir -p "$obj"
+use_ccache
 frags="$TOP/selftests/config.vm $TOP/selftests/config"
-# Objects from both trees hit the same cache entries.
-export CCACHE_BASEDIR=$BUILD_DIR CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
 kmake() {
 	make -s -C "$tree" O="$obj" CC="ccache gcc" HOSTCC="ccache gcc" "$@"
 }

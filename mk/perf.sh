@@ -9,13 +9,10 @@
 . "$(dirname "$0")/common.sh"
 
 which=${1:-applied}
-case $which in
-applied) tree=$SRC; obj=$POBJ ;;
-base)	tree=$BASE_TREE; obj=$POBJ_BASE ;;
-*)	die "usage: $0 [applied|base]" ;;
-esac
-mkdir -p "$obj" "$CCACHE_DIR"
-export CCACHE_BASEDIR=$BUILD_DIR CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+root=$(build_root "$which")
+tree=$root/src obj=$root/perf
+mkdir -p "$obj"
+use_ccache
 command -v "$CLANG" >/dev/null || die "$CLANG not found (Debian package ${CLANG})"
 
 phase "building the $which perf, log in $obj/build.log"

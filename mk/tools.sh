@@ -5,8 +5,8 @@
 # harness's small helpers from selftests/vm/.
 . "$(dirname "$0")/common.sh"
 
-mkdir -p "$TOBJ/bpftool" "$CCACHE_DIR"
-export CCACHE_BASEDIR=$BUILD_DIR CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+mkdir -p "$TOBJ/bpftool"
+use_ccache
 
 phase "building bpftool, log in $TOBJ/bpftool.log"
 quiet_run "$TOBJ/bpftool.log" make -C "$SRC/tools/bpf/bpftool" \

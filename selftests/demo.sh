@@ -21,7 +21,7 @@ for s in 1 2; do
 	perf stat --bpf-counters -e cpu-clock -a -o "$work/stat$s" -- \
 		sh -c "touch $work/started$s; sleep 4" &
 done
-for i in $(seq 100); do
+for _ in $(seq 100); do
 	[ -e "$work/started1" ] && [ -e "$work/started2" ] && break
 	sleep 0.1
 done

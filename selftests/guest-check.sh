@@ -17,17 +17,19 @@ echo "==> kselftests"
 kst=$BUILD_DIR/kselftest
 : >"$JOB/kselftest-skipped"
 if [ -x "$kst/run_kselftest.sh" ]; then
+	declare -A cond reason
+	while read -r t c r; do
+		cond[$t]=$c reason[$t]=$r
+	done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/selftests/kselftest-skip.txt")
 	args=()
 	for t in $("$kst/run_kselftest.sh" -l); do
-		# shellcheck disable=SC2034
-		read -r name cond reason < <(grep -E "^$t[[:space:]]" "$TOP/selftests/kselftest-skip.txt")
-		if [ "$cond" = always ] || { [ "$cond" = no-pmu ] && [ $pmu = 0 ]; }; then
-			printf '%s\t%s\n' "$t" "$reason" >>"$JOB/kselftest-skipped"
-			echo "skipping $t: $reason"
+		c=${cond[$t]:-}
+		if [ "$c" = always ] || { [ "$c" = no-pmu ] && [ $pmu = 0 ]; }; then
+			printf '%s\t%s\n' "$t" "${reason[$t]}" >>"$JOB/kselftest-skipped"
+			echo "skipping $t: ${reason[$t]}"
 		else
 			args+=(-t "$t")
 		fi
-		name= cond= reason=
 	done
 	"$kst/run_kselftest.sh" "${args[@]}" 2>&1 | tee "$JOB/kselftest.tap"
 else

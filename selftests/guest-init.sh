@@ -62,7 +62,8 @@ echo "guest-init: $(uname -r), $(nproc) CPUs, running $MODE"
 case $MODE in
 shell)
 	echo "guest-init: interactive shell; 'exit' powers the VM off"
-	setsid -c bash -l </dev/ttyS0 >/dev/ttyS0 2>&1
+	# not a login shell: /etc/profile would put the host perf first
+	setsid -c bash -i </dev/ttyS0 >/dev/ttyS0 2>&1
 	status=$?
 	;;
 probe)

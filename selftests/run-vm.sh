@@ -17,7 +17,7 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/mk/common.sh"
 set +e
 
-kernel=applied timeout=1800 log= job= quiet=
+kernel=applied timeout=1800 log='' job='' quiet=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) kernel=$2; shift 2 ;;
@@ -72,6 +72,7 @@ write_env() {	# write_env MODE CMD
 # qemu_run ACCEL TIMEOUT: boot once; the console goes to stdout.
 qemu_run() {
 	local accel=$1 secs=$2 serial=stdio
+	# shellcheck disable=SC2054 # QEMU's options have commas
 	local opts=(
 		-M q35 -bios /usr/share/qemu/qboot.rom -m "${VM_MEM:-4G}"
 		-smp "${VM_CPUS:-2}" -nographic -no-reboot -nodefaults
@@ -90,7 +91,7 @@ qemu_run() {
 	case $accel in
 	kvm) opts+=(-accel kvm -cpu "${VM_KVM_CPU:-kvm64}") ;;
 	# Multi-threaded TCG oopses on jump-label patching (shared/DESIGN.md).
-	*) opts+=(-accel tcg,thread=single -cpu max) ;;
+	*) opts+=(-accel "tcg,thread=single" -cpu max) ;;
 	esac
 	if [ "$mode" = shell ]; then
 		# A person at the terminal is the watchdog; timeout(1) would

@@ -5,11 +5,13 @@
 # Two concurrent system-wide bperf sessions on the same event must find the
 # leader the first one set up through the attr map, instead of loading a
 # second one, and each must count what a plain perf stat counts over the
-# same interval.
+# same interval.  The sessions start at different times (bperf takes
+# longer to set up), so each workload stamps when it began and ended, and
+# the counts are compared as rates over those intervals.
 
 set -u
 
-dur=5
+dur=4
 tmpdir=$(mktemp -d /tmp/perf-test-bperf.XXXXXX)
 attr_map=/sys/fs/bpf/perf_test_attr_map_$$
 pids=
@@ -41,14 +43,16 @@ perf version --build-options | grep -Eq 'bpf_skeletons: +\[ on' ||
 command -v bpftool >/dev/null || skip "bpftool not found"
 mountpoint -q /sys/fs/bpf || skip "bpffs not mounted at /sys/fs/bpf"
 
-# session NAME [perf stat options]: count cpu-clock system-wide for $dur s;
-# the workload marks when counting has begun.
+# session NAME [perf stat options]: count cpu-clock system-wide until the
+# stop file appears; the workload stamps its start and end (ns).
 session() {
 	local name=$1
 
 	shift
 	perf stat "$@" -e cpu-clock -a -x, -o "$tmpdir/$name.out" -- \
-		sh -c "touch $tmpdir/$name.started; sleep $dur" \
+		sh -c "date +%s%N >$tmpdir/$name.start
+		       while [ ! -e $tmpdir/stop ]; do sleep 0.05; done
+		       date +%s%N >$tmpdir/$name.end" \
 		2>"$tmpdir/$name.err" &
 	pids="$pids $!"
 }
@@ -57,12 +61,14 @@ session a --bpf-counters --bpf-attr-map "$attr_map"
 session b --bpf-counters --bpf-attr-map "$attr_map"
 session plain
 
-for i in $(seq 100); do
-	[ -e "$tmpdir/a.started" ] && [ -e "$tmpdir/b.started" ] && break
+started() {
+	[ -s "$tmpdir/a.start" ] && [ -s "$tmpdir/b.start" ] && [ -s "$tmpdir/plain.start" ]
+}
+for _ in $(seq 300); do
+	started && break
 	sleep 0.1
 done
-[ -e "$tmpdir/a.started" ] && [ -e "$tmpdir/b.started" ] ||
-	fail "bperf sessions did not start: $(cat "$tmpdir"/*.err)"
+started || fail "sessions did not start: $(cat "$tmpdir"/*.err)"
 
 # Both sessions are counting now: the attr map holds one entry, whose link
 # is alive, and only one copy of the leader program is loaded.
@@ -82,23 +88,31 @@ nr_leaders=$(bpftool prog show | grep -c " name $leader ")
 	fail "$nr_leaders copies of leader program $leader loaded, want 1"
 echo "leader link $link_id, program $prog_id ($leader), shared by both sessions"
 
+# Let every session count for at least $dur seconds, then stop them all.
+sleep "$dur"
+touch "$tmpdir/stop"
 wait
 pids=
 
-count() {
-	awk -F, '$3 ~ /^cpu-clock/ { printf "%.0f\n", $1; exit }' "$tmpdir/$1.out"
+# rate NAME: msec of cpu-clock per second of the session's interval.
+rate() {
+	local count start end
+
+	count=$(awk -F, '$3 ~ /^cpu-clock/ { print $1; exit }' "$tmpdir/$1.out")
+	start=$(cat "$tmpdir/$1.start" 2>/dev/null)
+	end=$(cat "$tmpdir/$1.end" 2>/dev/null)
+	[ -n "$count" ] && [ -n "$start" ] && [ -n "$end" ] || return 1
+	awk -v c="$count" -v s="$start" -v e="$end" \
+		'BEGIN { if (e > s) printf "%.1f\n", c / ((e - s) / 1e9) }'
 }
 
-plain=$(count plain)
-[ -n "$plain" ] && [ "$plain" -gt 0 ] ||
+plain=$(rate plain) ||
 	fail "plain perf stat counted nothing: $(cat "$tmpdir/plain.out" "$tmpdir/plain.err")"
 for s in a b; do
-	n=$(count $s)
-	[ -n "$n" ] || fail "session $s counted nothing: $(cat "$tmpdir/$s.out" "$tmpdir/$s.err")"
-	# within 10% of the plain count
-	if [ $((n * 10)) -lt $((plain * 9)) ] || [ $((n * 10)) -gt $((plain * 11)) ]; then
-		fail "session $s counted $n msec, plain perf stat $plain msec"
-	fi
-	echo "session $s: $n msec, plain: $plain msec"
+	r=$(rate $s) ||
+		fail "session $s counted nothing: $(cat "$tmpdir/$s.out" "$tmpdir/$s.err")"
+	echo "session $s: $r msec/s of cpu-clock, plain perf stat: $plain msec/s"
+	awk -v r="$r" -v p="$plain" 'BEGIN { exit !(r >= 0.9 * p && r <= 1.1 * p) }' ||
+		fail "session $s is not within 10% of plain perf stat"
 done
 exit 0
