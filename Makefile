@@ -58,7 +58,7 @@ check: $(VM_DEPS)
 	@$(TOP)/selftests/check.sh
 
 vm: $(VM_DEPS)
-	@$(VM) --kernel $(VM_KERNEL) $(if $(CMD),-- '$(subst ','\'',$(CMD))')
+	@$(VM) --kernel $(VM_KERNEL) $(if $(CMD),-- '$(subst ','\'',$(value CMD))')
 
 refresh:
 	@$(MK)/refresh.sh
