@@ -7,6 +7,9 @@
 #   make refresh PATCH=0002          fold the edits into patches/0002-*.patch
 #   make refresh NEW='subsys: subject'  make a new patch at the end of series
 #
+# Commits made in the applied tree on top of the series (git commit there,
+# with a full message) become patches as they are.
+#
 # Files the overlay owns, and files new to the tree, are copied back to the
 # overlay.  Edits to files upstream owns become part of a patch: committed
 # as a fixup of that patch's commit and squashed in with git rebase, after
@@ -21,7 +24,9 @@ OVERLAY_SUBJECT="overlay: project files"
 [ -d "$SRC/.git" ] || die "no applied tree in $SRC: run 'make apply' first"
 
 mapfile -t modified < <(git_src diff --name-only HEAD)
-mapfile -t added < <(git_src ls-files --others --exclude-standard)
+# Not --exclude-standard: the Debian tree's .gitignore ignores every top-level
+# path, and builds write nothing here (they all use O=).
+mapfile -t added < <(git_src ls-files --others)
 upstream=()
 for f in "${modified[@]}" "${added[@]}"; do
 	[ -n "$f" ] || continue
@@ -38,8 +43,6 @@ for f in "${modified[@]}" "${added[@]}"; do
 		upstream+=("$f")
 	fi
 done
-[ ${#upstream[@]} -gt 0 ] || exit 0
-
 # The patch commits, oldest first, without the overlay commit.
 patch_commits() {
 	git_src log --reverse --format='%H %s' base..HEAD |
@@ -47,7 +50,9 @@ patch_commits() {
 }
 
 target=
-if [ -n "$NEW" ]; then
+if [ ${#upstream[@]} = 0 ]; then
+	:	# nothing to fold; commits made in the tree are still written
+elif [ -n "$NEW" ]; then
 	:
 elif [ -n "$PATCH" ]; then
 	i=0
@@ -74,8 +79,10 @@ else
 	esac
 fi
 
-git_src add -f -- "${upstream[@]}"
-if [ -n "$NEW" ]; then
+[ ${#upstream[@]} = 0 ] || git_src add -f -- "${upstream[@]}"
+if [ ${#upstream[@]} = 0 ]; then
+	:
+elif [ -n "$NEW" ]; then
 	name=$(git -C "$TOP" config user.name) email=$(git -C "$TOP" config user.email)
 	[ -n "$name" ] && [ -n "$email" ] || die "set git config user.name and user.email"
 	git_src -c user.name="$name" -c user.email="$email" commit -q -m "$NEW" \

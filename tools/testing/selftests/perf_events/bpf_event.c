@@ -4,9 +4,10 @@
  *
  * A dummy software event with bpf_event and ksymbol set is a side-band
  * listener: it never samples, but the kernel writes a record to its ring
- * buffer whenever a BPF program is loaded or unloaded.  These tests load a
- * two-instruction program with bpf(BPF_PROG_LOAD) and check the records
- * against what BPF_OBJ_GET_INFO_BY_FD reports for the same program.
+ * buffer whenever a BPF program is loaded or unloaded, and whenever a
+ * bpf_link is attached or detached.  These tests load small programs with
+ * bpf(BPF_PROG_LOAD), attach them through links of several types, and
+ * check the records against what BPF_OBJ_GET_INFO_BY_FD reports.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,10 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/bpf.h>
+#include <linux/btf.h>
 #include <linux/perf_event.h>
 
 #include "../kselftest_harness.h"
@@ -50,6 +54,10 @@ struct sb_record {
 			__u16 flags;
 			__u32 id;
 			__u8 tag[BPF_TAG_SIZE];
+			/* LINK_ATTACH and LINK_DETACH only */
+			__u32 link_id;
+			__u16 link_type;
+			__u16 attach_type;
 		} bpf;
 		struct {	/* PERF_RECORD_KSYMBOL */
 			__u64 addr;
@@ -60,6 +68,7 @@ struct sb_record {
 		} ksym;
 	};
 	struct sb_sample_id sid;
+	size_t body;			/* bytes between header and sample_id */
 };
 
 struct sb_listener {
@@ -161,7 +170,11 @@ static void sb_parse(struct sb_listener *l, const char *buf, size_t size)
 	memset(r, 0, sizeof(*r));
 	r->type = hdr->type;
 	if (hdr->type == PERF_RECORD_BPF_EVENT) {
-		memcpy(&r->bpf, hdr + 1, sizeof(r->bpf));
+		size_t body = size - sizeof(*hdr) - sizeof(r->sid);
+
+		memcpy(&r->bpf, hdr + 1,
+		       body < sizeof(r->bpf) ? body : sizeof(r->bpf));
+		r->body = body;
 	} else {
 		const char *p = (const char *)(hdr + 1);
 		int name_max = size - sizeof(*hdr) - 16 - sizeof(r->sid);
@@ -238,11 +251,24 @@ struct prog_info {
 	char ksym_name[SB_NAME_MAX];
 };
 
-/* Load "return 0" as a socket filter; fill in what the kernel says of it. */
-static int load_prog(struct prog_info *pi)
+/* What to load: "r0 = ret; exit" as a program of this type. */
+struct prog_spec {
+	__u32 prog_type;
+	__u32 attach_type;		/* expected_attach_type */
+	__u32 attach_btf_id;		/* for tracing programs */
+	__s32 ret;
+};
+
+static const struct prog_spec socket_filter = {
+	.prog_type = BPF_PROG_TYPE_SOCKET_FILTER,
+};
+
+/* Load a program; fill in what the kernel says of it. */
+static int load_spec(const struct prog_spec *spec, struct prog_info *pi)
 {
 	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0,
+		  .imm = spec->ret },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	struct bpf_prog_info info = {};
@@ -251,7 +277,9 @@ static int load_prog(struct prog_info *pi)
 	__u32 len = 0;
 	int fd, i;
 
-	attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	attr.prog_type = spec->prog_type;
+	attr.expected_attach_type = spec->attach_type;
+	attr.attach_btf_id = spec->attach_btf_id;
 	attr.insns = (uintptr_t)insns;
 	attr.insn_cnt = ARRAY_SIZE(insns);
 	attr.license = (uintptr_t)"GPL";
@@ -285,6 +313,11 @@ static int load_prog(struct prog_info *pi)
 			      "%02x", info.tag[b]);
 	snprintf(pi->ksym_name + i, sizeof(pi->ksym_name) - i, "_%s", PROG_NAME);
 	return fd;
+}
+
+static int load_prog(struct prog_info *pi)
+{
+	return load_spec(&socket_filter, pi);
 }
 
 /*
@@ -470,6 +503,557 @@ TEST(cpu_wide_listener)
 		TH_LOG("KSYMBOL records on a listener that did not ask");
 	sb_close(l);
 	free(l);
+}
+
+/*
+ * bpf_link records: PERF_BPF_EVENT_LINK_ATTACH and PERF_BPF_EVENT_LINK_DETACH.
+ */
+
+/* The BTF id of kernel function name, from /sys/kernel/btf/vmlinux; 0 if none. */
+static __u32 btf_find_func(const char *name)
+{
+	const struct btf_header *hdr;
+	const char *types, *end, *strs;
+	__u32 id = 1, found = 0;
+	char *buf = NULL;
+	size_t size = 0;
+	ssize_t n;
+	int fd;
+
+	fd = open("/sys/kernel/btf/vmlinux", O_RDONLY);
+	if (fd < 0)
+		return 0;
+	do {
+		char *bigger = realloc(buf, size + 65536);
+
+		if (!bigger)
+			goto out;
+		buf = bigger;
+		n = read(fd, buf + size, 65536);
+		if (n > 0)
+			size += n;
+	} while (n > 0);
+	hdr = (const void *)buf;
+	if (size < sizeof(*hdr) || hdr->magic != BTF_MAGIC)
+		goto out;
+	types = buf + hdr->hdr_len + hdr->type_off;
+	end = types + hdr->type_len;
+	strs = buf + hdr->hdr_len + hdr->str_off;
+	while (types < end) {
+		const struct btf_type *t = (const void *)types;
+		__u32 vlen = BTF_INFO_VLEN(t->info);
+
+		if (BTF_INFO_KIND(t->info) == BTF_KIND_FUNC &&
+		    !strcmp(strs + t->name_off, name)) {
+			found = id;
+			break;
+		}
+		types += sizeof(*t);
+		switch (BTF_INFO_KIND(t->info)) {
+		case BTF_KIND_INT:
+			types += sizeof(__u32);
+			break;
+		case BTF_KIND_ARRAY:
+			types += sizeof(struct btf_array);
+			break;
+		case BTF_KIND_STRUCT:
+		case BTF_KIND_UNION:
+			types += vlen * sizeof(struct btf_member);
+			break;
+		case BTF_KIND_ENUM:
+			types += vlen * sizeof(struct btf_enum);
+			break;
+		case BTF_KIND_ENUM64:
+			types += vlen * sizeof(struct btf_enum64);
+			break;
+		case BTF_KIND_FUNC_PROTO:
+			types += vlen * sizeof(struct btf_param);
+			break;
+		case BTF_KIND_VAR:
+			types += sizeof(struct btf_var);
+			break;
+		case BTF_KIND_DATASEC:
+			types += vlen * sizeof(struct btf_var_secinfo);
+			break;
+		case BTF_KIND_DECL_TAG:
+			types += sizeof(struct btf_decl_tag);
+			break;
+		default:	/* no data after struct btf_type */
+			break;
+		}
+		id++;
+	}
+out:
+	free(buf);
+	close(fd);
+	return found;
+}
+
+struct link_target {
+	int fd;				/* perf event or cgroup, if any */
+	char cgroup[64];		/* cgroup directory we made */
+};
+
+static int link_create(int prog_fd, int target_fd, __u32 attach_type)
+{
+	union bpf_attr attr = {};
+
+	attr.link_create.prog_fd = prog_fd;
+	attr.link_create.target_fd = target_fd;
+	attr.link_create.attach_type = attach_type;
+	return sys_bpf(BPF_LINK_CREATE, &attr, sizeof(attr));
+}
+
+static int attach_raw_tp(struct link_target *t, int prog_fd)
+{
+	union bpf_attr attr = {};
+
+	attr.raw_tracepoint.name = (uintptr_t)"sched_process_exit";
+	attr.raw_tracepoint.prog_fd = prog_fd;
+	return sys_bpf(BPF_RAW_TRACEPOINT_OPEN, &attr, sizeof(attr));
+}
+
+static int attach_perf_event(struct link_target *t, int prog_fd)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = 1000000,
+	};
+
+	t->fd = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (t->fd < 0)
+		return -1;
+	return link_create(prog_fd, t->fd, BPF_PERF_EVENT);
+}
+
+static int attach_fentry(struct link_target *t, int prog_fd)
+{
+	return link_create(prog_fd, 0, BPF_TRACE_FENTRY);
+}
+
+static int attach_cgroup(struct link_target *t, int prog_fd)
+{
+	snprintf(t->cgroup, sizeof(t->cgroup), "/sys/fs/cgroup/kst_bpf_event_%d",
+		 getpid());
+	if (mkdir(t->cgroup, 0755) && errno != EEXIST)
+		return -1;
+	t->fd = open(t->cgroup, O_RDONLY | O_DIRECTORY);
+	if (t->fd < 0)
+		return -1;
+	return link_create(prog_fd, t->fd, BPF_CGROUP_INET_EGRESS);
+}
+
+static void target_release(struct link_target *t)
+{
+	if (t->fd > 0)
+		close(t->fd);
+	t->fd = -1;
+	if (t->cgroup[0])
+		rmdir(t->cgroup);
+	t->cgroup[0] = 0;
+}
+
+static int link_get_info(int link_fd, struct bpf_link_info *info)
+{
+	union bpf_attr attr = {};
+
+	memset(info, 0, sizeof(*info));
+	attr.info.bpf_fd = link_fd;
+	attr.info.info_len = sizeof(*info);
+	attr.info.info = (uintptr_t)info;
+	return sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &attr, sizeof(attr));
+}
+
+static int link_detach(int link_fd)
+{
+	union bpf_attr attr = {};
+
+	attr.link_detach.link_fd = link_fd;
+	return sys_bpf(BPF_LINK_DETACH, &attr, sizeof(attr));
+}
+
+/* Index of the next BPF_EVENT record of this type for link_id; -1 if none. */
+static int sb_find_link(struct sb_listener *l, int from, __u16 type,
+			__u32 link_id)
+{
+	for (int i = from; i < l->nr; i++) {
+		struct sb_record *r = &l->rec[i];
+
+		if (r->type == PERF_RECORD_BPF_EVENT && r->bpf.type == type &&
+		    r->bpf.link_id == link_id)
+			return i;
+	}
+	return -1;
+}
+
+static int sb_count_link(struct sb_listener *l, __u16 type, __u32 link_id)
+{
+	int n = 0;
+
+	for (int i = sb_find_link(l, 0, type, link_id); i >= 0;
+	     i = sb_find_link(l, i + 1, type, link_id))
+		n++;
+	return n;
+}
+
+/* Wait for a record of this type for link_id, as sb_wait() does. */
+static void sb_wait_link(struct sb_listener *l, __u16 type, __u32 link_id)
+{
+	for (int tries = 0; tries < 300; tries++) {
+		sb_drain(l);
+		if (sb_find_link(l, 0, type, link_id) >= 0)
+			return;
+		usleep(10000);
+	}
+}
+
+/*
+ * Listeners on every CPU, for records written outside the test's own task
+ * (kworkers, RCU callbacks).  Records on different CPUs are ordered by
+ * their sample_id time.
+ */
+struct sb_cpus {
+	int nr;
+	struct sb_listener *l;
+};
+
+static int sb_cpus_open(struct sb_cpus *c)
+{
+	int err;
+
+	c->nr = sysconf(_SC_NPROCESSORS_CONF);
+	c->l = calloc(c->nr, sizeof(*c->l));
+	if (!c->l)
+		return -ENOMEM;
+	for (int i = 0; i < c->nr; i++) {
+		err = sb_open(&c->l[i], true, false, -1, i);
+		if (err == -ENODEV || err == -EINVAL)	/* offline CPU */
+			c->l[i].fd = -1;
+		else if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void sb_cpus_close(struct sb_cpus *c)
+{
+	for (int i = 0; i < c->nr; i++)
+		if (c->l[i].fd >= 0)
+			sb_close(&c->l[i]);
+	free(c->l);
+	c->l = NULL;
+}
+
+static void sb_cpus_drain(struct sb_cpus *c)
+{
+	for (int i = 0; i < c->nr; i++)
+		if (c->l[i].fd >= 0)
+			sb_drain(&c->l[i]);
+}
+
+static int sb_cpus_lost(struct sb_cpus *c)
+{
+	int lost = 0;
+
+	for (int i = 0; i < c->nr; i++)
+		lost += c->l[i].lost;
+	return lost;
+}
+
+/*
+ * The BPF_EVENT records of this type whose program id (and link id, if
+ * not 0) match, over all CPUs: how many, and the first one in *first.
+ */
+static int sb_cpus_find(struct sb_cpus *c, __u16 type, __u32 prog_id,
+			__u32 link_id, struct sb_record **first)
+{
+	int n = 0;
+
+	*first = NULL;
+	for (int i = 0; i < c->nr; i++) {
+		for (int j = 0; j < c->l[i].nr; j++) {
+			struct sb_record *r = &c->l[i].rec[j];
+
+			if (r->type != PERF_RECORD_BPF_EVENT || r->bpf.type != type ||
+			    r->bpf.id != prog_id ||
+			    (link_id && r->bpf.link_id != link_id))
+				continue;
+			if (!*first || r->sid.time < (*first)->sid.time)
+				*first = r;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Wait up to about 5 s for at least one such record. */
+static int sb_cpus_wait(struct sb_cpus *c, __u16 type, __u32 prog_id,
+			__u32 link_id, struct sb_record **first)
+{
+	int n = 0;
+
+	for (int tries = 0; tries < 500 && !n; tries++) {
+		sb_cpus_drain(c);
+		n = sb_cpus_find(c, type, prog_id, link_id, first);
+		if (!n)
+			usleep(10000);
+	}
+	return n;
+}
+
+FIXTURE(bpf_link) {
+	struct sb_listener sb;
+	struct sb_listener ksym_only;
+	struct link_target target;
+	struct prog_spec spec;
+	struct prog_info prog;
+	struct bpf_link_info info;
+	int prog_fd;
+	int link_fd;
+};
+
+FIXTURE_VARIANT(bpf_link) {
+	struct prog_spec spec;
+	const char *btf_func;		/* fentry target, resolved at run time */
+	int (*attach)(struct link_target *t, int prog_fd);
+	__u32 link_type;
+	bool can_detach;		/* BPF_LINK_DETACH supported */
+};
+
+FIXTURE_VARIANT_ADD(bpf_link, raw_tp) {
+	.spec = { .prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT },
+	.attach = attach_raw_tp,
+	.link_type = BPF_LINK_TYPE_RAW_TRACEPOINT,
+};
+
+FIXTURE_VARIANT_ADD(bpf_link, perf_event) {
+	.spec = { .prog_type = BPF_PROG_TYPE_PERF_EVENT },
+	.attach = attach_perf_event,
+	.link_type = BPF_LINK_TYPE_PERF_EVENT,
+};
+
+FIXTURE_VARIANT_ADD(bpf_link, fentry) {
+	.spec = { .prog_type = BPF_PROG_TYPE_TRACING,
+		  .attach_type = BPF_TRACE_FENTRY },
+	.btf_func = "bpf_fentry_test1",
+	.attach = attach_fentry,
+	.link_type = BPF_LINK_TYPE_TRACING,
+};
+
+FIXTURE_VARIANT_ADD(bpf_link, cgroup) {
+	.spec = { .prog_type = BPF_PROG_TYPE_CGROUP_SKB,
+		  .attach_type = BPF_CGROUP_INET_EGRESS, .ret = 1 },
+	.attach = attach_cgroup,
+	.link_type = BPF_LINK_TYPE_CGROUP,
+	.can_detach = true,
+};
+
+FIXTURE_SETUP(bpf_link)
+{
+	int err;
+
+	self->prog_fd = -1;
+	self->link_fd = -1;
+	self->target.fd = -1;
+	err = sb_open(&self->sb, true, false, 0, -1);
+	if (err == -EACCES || err == -EPERM)
+		SKIP(return, "perf_event_open: %s (run as root)", strerror(-err));
+	ASSERT_EQ(0, err);
+	ASSERT_EQ(0, sb_open(&self->ksym_only, false, true, 0, -1));
+
+	self->spec = variant->spec;
+	if (variant->btf_func) {
+		self->spec.attach_btf_id = btf_find_func(variant->btf_func);
+		if (!self->spec.attach_btf_id)
+			SKIP(return, "no BTF for %s (CONFIG_DEBUG_INFO_BTF?)",
+			     variant->btf_func);
+	}
+	if (variant->attach == attach_cgroup &&
+	    access("/sys/fs/cgroup/cgroup.subtree_control", F_OK))
+		SKIP(return, "cgroup2 is not mounted at /sys/fs/cgroup");
+
+	self->prog_fd = load_spec(&self->spec, &self->prog);
+	if (self->prog_fd == -EPERM)
+		SKIP(return, "BPF_PROG_LOAD: no privileges (run as root)");
+	ASSERT_LE(0, self->prog_fd)
+		TH_LOG("BPF_PROG_LOAD: %s", strerror(-self->prog_fd));
+
+	self->link_fd = variant->attach(&self->target, self->prog_fd);
+	ASSERT_LE(0, self->link_fd) TH_LOG("attach: %s", strerror(errno));
+	ASSERT_EQ(0, link_get_info(self->link_fd, &self->info));
+	ASSERT_EQ(variant->link_type, self->info.type);
+	ASSERT_EQ(self->prog.id, self->info.prog_id);
+}
+
+FIXTURE_TEARDOWN(bpf_link)
+{
+	if (self->link_fd >= 0)
+		close(self->link_fd);
+	if (self->prog_fd >= 0)
+		close(self->prog_fd);
+	target_release(&self->target);
+	sb_close(&self->sb);
+	sb_close(&self->ksym_only);
+}
+
+/* A link record, against what bpf(2) and the listener say it should be. */
+static void check_link_record(struct __test_metadata *_metadata,
+			      const struct sb_record *r,
+			      const struct prog_info *pi,
+			      const struct bpf_link_info *info,
+			      __u32 attach_type, __u64 listener_id)
+{
+	EXPECT_EQ(sizeof(r->bpf), r->body);
+	EXPECT_EQ(pi->id, r->bpf.id);
+	EXPECT_EQ(0, memcmp(pi->tag, r->bpf.tag, BPF_TAG_SIZE));
+	EXPECT_EQ(info->id, r->bpf.link_id);
+	EXPECT_EQ(info->type, r->bpf.link_type);
+	EXPECT_EQ(attach_type, r->bpf.attach_type);
+	EXPECT_EQ(0, r->bpf.flags);
+	EXPECT_EQ(getpid(), (pid_t)r->sid.pid);
+	EXPECT_EQ(listener_id, r->sid.id);
+}
+
+/*
+ * One LINK_ATTACH when the link is made; one LINK_DETACH when BPF_LINK_DETACH
+ * detaches it (for link types that can be detached) or when its last fd is
+ * closed, never a second one.
+ */
+TEST_F(bpf_link, attach_detach_once)
+{
+	struct sb_listener *l = &self->sb;
+	__u32 link_id = self->info.id;
+	int a, d;
+
+	sb_wait_link(l, PERF_BPF_EVENT_LINK_ATTACH, link_id);
+	a = sb_find_link(l, 0, PERF_BPF_EVENT_LINK_ATTACH, link_id);
+	ASSERT_LE(0, a) TH_LOG("no LINK_ATTACH record for link %u", link_id);
+	check_link_record(_metadata, &l->rec[a], &self->prog, &self->info,
+			  self->spec.attach_type, l->id);
+	EXPECT_EQ(0, sb_count_link(l, PERF_BPF_EVENT_LINK_DETACH, link_id));
+
+	if (variant->can_detach) {
+		ASSERT_EQ(0, link_detach(self->link_fd))
+			TH_LOG("BPF_LINK_DETACH: %s", strerror(errno));
+		sb_wait_link(l, PERF_BPF_EVENT_LINK_DETACH, link_id);
+		EXPECT_EQ(1, sb_count_link(l, PERF_BPF_EVENT_LINK_DETACH, link_id));
+		/* a second BPF_LINK_DETACH detaches nothing more */
+		link_detach(self->link_fd);
+	} else {
+		EXPECT_EQ(-1, link_detach(self->link_fd));
+		EXPECT_EQ(EOPNOTSUPP, errno);
+	}
+	sb_drain(l);
+	EXPECT_EQ(variant->can_detach,
+		  sb_count_link(l, PERF_BPF_EVENT_LINK_DETACH, link_id));
+
+	ASSERT_EQ(0, close(self->link_fd));
+	self->link_fd = -1;
+	sb_wait_link(l, PERF_BPF_EVENT_LINK_DETACH, link_id);
+	usleep(100000);
+	sb_drain(l);
+	EXPECT_EQ(1, sb_count_link(l, PERF_BPF_EVENT_LINK_ATTACH, link_id));
+	EXPECT_EQ(1, sb_count_link(l, PERF_BPF_EVENT_LINK_DETACH, link_id));
+	d = sb_find_link(l, 0, PERF_BPF_EVENT_LINK_DETACH, link_id);
+	ASSERT_LE(0, d);
+	check_link_record(_metadata, &l->rec[d], &self->prog, &self->info,
+			  self->spec.attach_type, l->id);
+	EXPECT_EQ(0, l->lost);
+
+	/* a listener without bpf_event saw none of it */
+	sb_drain(&self->ksym_only);
+	EXPECT_EQ(0, sb_count(&self->ksym_only, PERF_RECORD_BPF_EVENT));
+}
+
+/*
+ * PROG_LOAD, LINK_ATTACH, LINK_DETACH, PROG_UNLOAD: in this order, on the
+ * CPUs' common clock.  The unload can come from an RCU callback or a
+ * kworker (the link frees its program last), hence listeners on every CPU.
+ */
+TEST_F(bpf_link, order)
+{
+	struct sb_record *load, *attach, *detach, *unload;
+	struct link_target t = { .fd = -1 };
+	struct bpf_link_info info;
+	struct sb_cpus c;
+	struct prog_info pi;
+	int prog_fd, link_fd, err;
+
+	err = sb_cpus_open(&c);
+	if (err == -EACCES || err == -EPERM)
+		SKIP(return, "CPU-wide perf_event_open: %s", strerror(-err));
+	ASSERT_EQ(0, err);
+	prog_fd = load_spec(&self->spec, &pi);
+	ASSERT_LE(0, prog_fd);
+	link_fd = variant->attach(&t, prog_fd);
+	ASSERT_LE(0, link_fd);
+	ASSERT_EQ(0, link_get_info(link_fd, &info));
+	if (variant->can_detach)
+		ASSERT_EQ(0, link_detach(link_fd));
+	close(link_fd);
+	close(prog_fd);
+	target_release(&t);
+
+	ASSERT_EQ(1, sb_cpus_wait(&c, PERF_BPF_EVENT_PROG_UNLOAD, pi.id, 0, &unload));
+	ASSERT_EQ(1, sb_cpus_find(&c, PERF_BPF_EVENT_PROG_LOAD, pi.id, 0, &load));
+	ASSERT_EQ(1, sb_cpus_find(&c, PERF_BPF_EVENT_LINK_ATTACH, pi.id, info.id,
+				  &attach));
+	ASSERT_EQ(1, sb_cpus_find(&c, PERF_BPF_EVENT_LINK_DETACH, pi.id, info.id,
+				  &detach));
+	EXPECT_LT(load->sid.time, attach->sid.time);
+	EXPECT_LT(attach->sid.time, detach->sid.time);
+	EXPECT_LT(detach->sid.time, unload->sid.time);
+	EXPECT_EQ(0, sb_cpus_lost(&c));
+	sb_cpus_close(&c);
+}
+
+/*
+ * Removing the cgroup detaches its links: one LINK_DETACH, written by the
+ * kworker that releases the cgroup's BPF state, and none at close.
+ */
+TEST(cgroup_removed)
+{
+	struct prog_spec spec = {
+		.prog_type = BPF_PROG_TYPE_CGROUP_SKB,
+		.attach_type = BPF_CGROUP_INET_EGRESS,
+		.ret = 1,
+	};
+	struct link_target t = { .fd = -1 };
+	struct bpf_link_info info;
+	struct sb_record *r;
+	struct sb_cpus c;
+	struct prog_info pi;
+	int prog_fd, link_fd, err;
+
+	if (access("/sys/fs/cgroup/cgroup.subtree_control", F_OK))
+		SKIP(return, "cgroup2 is not mounted at /sys/fs/cgroup");
+	err = sb_cpus_open(&c);
+	if (err == -EACCES || err == -EPERM)
+		SKIP(return, "CPU-wide perf_event_open: %s", strerror(-err));
+	ASSERT_EQ(0, err);
+	prog_fd = load_spec(&spec, &pi);
+	ASSERT_LE(0, prog_fd);
+	link_fd = attach_cgroup(&t, prog_fd);
+	ASSERT_LE(0, link_fd);
+	ASSERT_EQ(0, link_get_info(link_fd, &info));
+	close(t.fd);
+	t.fd = -1;
+	ASSERT_EQ(0, rmdir(t.cgroup));
+	t.cgroup[0] = 0;
+
+	EXPECT_EQ(1, sb_cpus_wait(&c, PERF_BPF_EVENT_LINK_DETACH, pi.id, info.id, &r))
+		TH_LOG("LINK_DETACH records after rmdir");
+
+	close(link_fd);
+	close(prog_fd);
+	/* the program is unloaded after the link is gone */
+	sb_cpus_wait(&c, PERF_BPF_EVENT_PROG_UNLOAD, pi.id, 0, &r);
+	EXPECT_EQ(1, sb_cpus_find(&c, PERF_BPF_EVENT_LINK_DETACH, pi.id, info.id, &r))
+		TH_LOG("LINK_DETACH records after the last close");
+	EXPECT_EQ(0, sb_cpus_lost(&c));
+	sb_cpus_close(&c);
 }
 
 TEST_HARNESS_MAIN
