@@ -15,7 +15,7 @@ VM := $(CURDIR)/selftests/run-vm.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help deps base apply kernel kernel-base perf perf-base tools build \
-	run check vm refresh clean distclean
+	run check vm bench-links refresh clean distclean
 
 help:
 	@echo 'make run        build everything and show it working in the VM'
@@ -25,6 +25,7 @@ help:
 	@echo 'make apply      refresh the applied tree from patches/ and the overlay'
 	@echo 'make refresh    bring edits made in the applied tree back into the project'
 	@echo 'make kernel-base  build the pristine base kernel too (VM_KERNEL=base boots it)'
+	@echo 'make bench-links  cost of the link records: base vs patched kernel, as ratios'
 	@echo 'variables: BUILD_DIR=$(BUILD_DIR) KSRC=<6.12 tree> JOBS=$(JOBS)'
 	@echo '           VM_ACCEL=auto|tcg|kvm VM_CPUS=2 VM_MEM=4G VM_KERNEL=applied|base'
 
@@ -59,6 +60,10 @@ check: $(VM_DEPS)
 
 vm: $(VM_DEPS)
 	@$(VM) --kernel $(VM_KERNEL) $(if $(CMD),-- '$(subst ','\'',$(value CMD))')
+
+# Benchmarks: numbers, printed as ratios against upstream 6.12; not tests.
+bench-links: $(VM_DEPS) kernel-base
+	@$(TOP)/selftests/bench/links.sh
 
 refresh:
 	@$(MK)/refresh.sh

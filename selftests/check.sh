@@ -93,6 +93,20 @@ else
 	result fail "perf test results" "missing $res/job/perf-test.log"
 fi
 
+# Harness tests (selftests/vm-tests): exit 0 pass, 2 skip, else fail; the
+# last line they print is the reason.
+if [ -f "$res/job/vm-tests.results" ]; then
+	while IFS=$'\t' read -r rc name last; do
+		case $rc in
+		0) result ok "vm-test $name" ;;
+		2) result skip "vm-test $name" "$last" ;;
+		*) result fail "vm-test $name" "$last" ;;
+		esac
+	done <"$res/job/vm-tests.results"
+else
+	result fail "vm-test results" "missing $res/job/vm-tests.results"
+fi
+
 # A splat anywhere in the guest kernel log fails the run.
 if [ -f "$res/job/dmesg" ]; then
 	splat='BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|Kernel panic|Call Trace:'

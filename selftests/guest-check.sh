@@ -47,4 +47,13 @@ sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/selftests/perf-tests.txt" |
 while IFS= read -r t; do
 	perf test -vv "$t" </dev/null 2>&1 | tee -a "$JOB/perf-test.log"
 done
+echo "==> harness tests"
+: >"$JOB/vm-tests.results"
+for t in "$TOP"/selftests/vm-tests/*.sh; do
+	echo "--- $(basename "$t")"
+	"$t" 2>&1 | tee /tmp/vm-test.out
+	rc=${PIPESTATUS[0]}
+	printf '%s\t%s\t%s\n' "$rc" "$(basename "$t" .sh)" "$(tail -n 1 /tmp/vm-test.out)" \
+		>>"$JOB/vm-tests.results"
+done
 echo "==> tests done"

@@ -12,7 +12,8 @@
 # With no COMMAND it gives an interactive shell.  The command's output is
 # streamed and its exit status is returned; a VM that hangs, panics or ends
 # without reporting a status makes the run fail.  Environment: BUILD_DIR,
-# VM_ACCEL (auto|tcg|kvm), VM_CPUS, VM_MEM.
+# VM_ACCEL (auto|tcg|kvm), VM_CPUS, VM_MEM, VM_ICOUNT (set: the guest clock
+# counts executed instructions, one per ns; TCG only; for benchmarks).
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/mk/common.sh"
 set +e
@@ -93,6 +94,7 @@ qemu_run() {
 	# Multi-threaded TCG oopses on jump-label patching (shared/DESIGN.md).
 	*) opts+=(-accel "tcg,thread=single" -cpu max) ;;
 	esac
+	[ -z "${VM_ICOUNT:-}" ] || opts+=(-icount "shift=0,sleep=off")
 	if [ "$mode" = shell ]; then
 		# A person at the terminal is the watchdog; timeout(1) would
 		# take the terminal away from QEMU.
@@ -108,6 +110,7 @@ qemu_run() {
 # answer is cached per kernel image.
 pick_accel() {
 	local want=${VM_ACCEL:-auto} sum cache
+	[ -z "${VM_ICOUNT:-}" ] || want=tcg
 	case $want in
 	tcg|kvm) echo "$want"; return ;;
 	esac

@@ -17,13 +17,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/bpf.h>
+#include <linux/bpf_perf_event.h>
 #include <linux/btf.h>
 #include <linux/perf_event.h>
 
@@ -81,6 +84,8 @@ struct sb_listener {
 	int nr;
 	int lost;			/* records the kernel reported as lost */
 	int skipped;			/* records that did not fit in rec[] */
+	int other;			/* records of other types */
+	int torn;			/* impossible headers met */
 };
 
 static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid,
@@ -94,9 +99,30 @@ static int sys_bpf(int cmd, union bpf_attr *attr, unsigned int size)
 	return syscall(__NR_bpf, cmd, attr, size);
 }
 
-/* Open a side-band listener for this task (cpu -1) or a whole CPU (pid -1). */
-static int sb_open(struct sb_listener *l, bool bpf_event, bool ksymbol,
-		   pid_t pid, int cpu)
+/* Map the ring of the event l->fd, with pages data pages (a power of two). */
+static int ring_map(struct sb_listener *l, int pages)
+{
+	long page_size = sysconf(_SC_PAGESIZE);
+
+	if (ioctl(l->fd, PERF_EVENT_IOC_ID, &l->id))
+		return -errno;
+	l->page = mmap(NULL, (pages + 1) * page_size,
+		       PROT_READ | PROT_WRITE, MAP_SHARED, l->fd, 0);
+	if (l->page == MAP_FAILED) {
+		l->page = NULL;
+		return -errno;
+	}
+	l->data = (char *)l->page + l->page->data_offset;
+	l->data_size = l->page->data_size;
+	return 0;
+}
+
+/*
+ * Open a side-band listener with a ring of pages data pages (a power of
+ * two), for this task (cpu -1) or a whole CPU (pid -1).
+ */
+static int sb_open_pages(struct sb_listener *l, bool bpf_event, bool ksymbol,
+			 pid_t pid, int cpu, int pages)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
@@ -108,22 +134,18 @@ static int sb_open(struct sb_listener *l, bool bpf_event, bool ksymbol,
 		.bpf_event = bpf_event,
 		.ksymbol = ksymbol,
 	};
-	long page_size = sysconf(_SC_PAGESIZE);
 
 	memset(l, 0, sizeof(*l));
 	l->fd = sys_perf_event_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (l->fd < 0)
 		return -errno;
-	if (ioctl(l->fd, PERF_EVENT_IOC_ID, &l->id))
-		return -errno;
-	l->data_size = RING_PAGES * page_size;
-	l->page = mmap(NULL, (RING_PAGES + 1) * page_size,
-		       PROT_READ | PROT_WRITE, MAP_SHARED, l->fd, 0);
-	if (l->page == MAP_FAILED)
-		return -errno;
-	l->data = (char *)l->page + l->page->data_offset;
-	l->data_size = l->page->data_size;
-	return 0;
+	return ring_map(l, pages);
+}
+
+static int sb_open(struct sb_listener *l, bool bpf_event, bool ksymbol,
+		   pid_t pid, int cpu)
+{
+	return sb_open_pages(l, bpf_event, ksymbol, pid, cpu, RING_PAGES);
 }
 
 static void sb_close(struct sb_listener *l)
@@ -160,8 +182,10 @@ static void sb_parse(struct sb_listener *l, const char *buf, size_t size)
 		return;
 	}
 	if (hdr->type != PERF_RECORD_BPF_EVENT &&
-	    hdr->type != PERF_RECORD_KSYMBOL)
+	    hdr->type != PERF_RECORD_KSYMBOL) {
+		l->other++;
 		return;
+	}
 	if (l->nr == MAX_RECORDS) {
 		l->skipped++;
 		return;
@@ -206,8 +230,11 @@ static void sb_drain(struct sb_listener *l)
 		struct perf_event_header hdr;
 
 		ring_copy(l, tail, &hdr, sizeof(hdr));
-		if (hdr.size < sizeof(hdr) || hdr.size > sizeof(buf))
+		if (hdr.size < sizeof(hdr) || hdr.size > sizeof(buf) ||
+		    hdr.size % 8) {
+			l->torn++;
 			break;
+		}
 		ring_copy(l, tail, buf, hdr.size);
 		sb_parse(l, buf, hdr.size);
 		tail += hdr.size;
@@ -1054,6 +1081,412 @@ TEST(cgroup_removed)
 		TH_LOG("LINK_DETACH records after the last close");
 	EXPECT_EQ(0, sb_cpus_lost(&c));
 	sb_cpus_close(&c);
+}
+
+/*
+ * A one-page ring and many more link records than fit: each record is
+ * either read whole or counted in PERF_RECORD_LOST, never torn.
+ */
+TEST(overflow)
+{
+	struct sb_listener *l = calloc(1, sizeof(*l));
+	struct prog_spec spec = { .prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT };
+	struct link_target t = { .fd = -1 };
+	const int cycles = 200;
+	struct prog_info pi, last;
+	int prog_fd, fd, i, err, nr_bpf = 0;
+
+	ASSERT_NE(NULL, l);
+	err = sb_open_pages(l, true, false, 0, -1, 1);
+	if (err == -EACCES || err == -EPERM)
+		SKIP(return, "perf_event_open: %s (run as root)", strerror(-err));
+	ASSERT_EQ(0, err);
+	prog_fd = load_spec(&spec, &pi);
+	ASSERT_LE(0, prog_fd);
+	sb_drain(l);
+	l->nr = 0;
+
+	/* 400 records of 72 bytes into 4096: most are lost */
+	for (i = 0; i < cycles; i++) {
+		fd = attach_raw_tp(&t, prog_fd);
+		ASSERT_LE(0, fd);
+		close(fd);
+	}
+	sb_drain(l);
+	/* the LOST record is written before the next record that fits */
+	fd = load_spec(&socket_filter, &last);
+	ASSERT_LE(0, fd);
+	close(fd);
+	sb_wait(l, PERF_RECORD_BPF_EVENT, PERF_BPF_EVENT_PROG_UNLOAD, 0);
+
+	EXPECT_EQ(0, l->skipped);
+	EXPECT_EQ(0, l->torn);
+	EXPECT_EQ(0, l->other);
+	for (i = 0; i < l->nr; i++) {
+		struct sb_record *r = &l->rec[i];
+
+		ASSERT_EQ(PERF_RECORD_BPF_EVENT, r->type);
+		nr_bpf++;
+		if (r->bpf.type == PERF_BPF_EVENT_LINK_ATTACH ||
+		    r->bpf.type == PERF_BPF_EVENT_LINK_DETACH) {
+			/* whole: every field is the one written */
+			EXPECT_EQ(sizeof(r->bpf), r->body);
+			EXPECT_EQ(pi.id, r->bpf.id);
+			EXPECT_EQ(BPF_LINK_TYPE_RAW_TRACEPOINT, r->bpf.link_type);
+			EXPECT_EQ(0, memcmp(pi.tag, r->bpf.tag, BPF_TAG_SIZE));
+		} else {
+			EXPECT_EQ(last.id, r->bpf.id);
+		}
+		EXPECT_EQ(getpid(), (pid_t)r->sid.pid);
+	}
+	EXPECT_LT(0, l->lost) TH_LOG("the ring never overflowed");
+	/* 2 records per cycle, then the load and unload of the last program */
+	EXPECT_EQ(2 * cycles + 2, nr_bpf + l->lost)
+		TH_LOG("%d records read, %d lost", nr_bpf, l->lost);
+	close(prog_fd);
+	sb_close(l);
+	free(l);
+}
+
+/*
+ * BPF programs on perf events: the rest of the perf <-> BPF uapi.
+ */
+
+#define INSN(c, d, s, o, i)						\
+	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s),	\
+			    .off = (o), .imm = (i) })
+
+static int load_insns(__u32 type, const struct bpf_insn *insns, int cnt)
+{
+	char log[4096] = "";
+	union bpf_attr attr = {};
+	int fd;
+
+	attr.prog_type = type;
+	attr.insns = (uintptr_t)insns;
+	attr.insn_cnt = cnt;
+	attr.license = (uintptr_t)"GPL";
+	attr.log_buf = (uintptr_t)log;
+	attr.log_size = sizeof(log);
+	attr.log_level = 1;
+	fd = sys_bpf(BPF_PROG_LOAD, &attr, sizeof(attr));
+	if (fd < 0)
+		fprintf(stderr, "# verifier: %s\n", log);
+	return fd;
+}
+
+static int map_create(__u32 type, __u32 value_size, __u32 entries)
+{
+	union bpf_attr attr = {};
+
+	attr.map_type = type;
+	attr.key_size = 4;
+	attr.value_size = value_size;
+	attr.max_entries = entries;
+	return sys_bpf(BPF_MAP_CREATE, &attr, sizeof(attr));
+}
+
+static int map_update(int fd, __u32 key, const void *value)
+{
+	union bpf_attr attr = {};
+
+	attr.map_fd = fd;
+	attr.key = (uintptr_t)&key;
+	attr.value = (uintptr_t)value;
+	return sys_bpf(BPF_MAP_UPDATE_ELEM, &attr, sizeof(attr));
+}
+
+static int map_lookup(int fd, __u32 key, void *value)
+{
+	union bpf_attr attr = {};
+
+	attr.map_fd = fd;
+	attr.key = (uintptr_t)&key;
+	attr.value = (uintptr_t)value;
+	return sys_bpf(BPF_MAP_LOOKUP_ELEM, &attr, sizeof(attr));
+}
+
+/* A perf event program that stores ctx->sample_period in array slot 0. */
+static int load_period_prog(int map_fd)
+{
+	struct bpf_insn insns[] = {
+		INSN(BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_6, BPF_REG_1,
+		     offsetof(struct bpf_perf_event_data, sample_period), 0),
+		INSN(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0),
+		INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4),
+		INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, map_fd),
+		INSN(0, 0, 0, 0, 0),
+		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),
+		INSN(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 1, 0),
+		INSN(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_0, BPF_REG_6, 0, 0),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0),
+		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+	};
+
+	return load_insns(BPF_PROG_TYPE_PERF_EVENT, insns, ARRAY_SIZE(insns));
+}
+
+/* Run on the CPU for ms milliseconds, in and out of the kernel. */
+static void burn_cpu(int ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int i = 0; i < 1000; i++)
+			syscall(__NR_getppid);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 +
+		 (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
+/*
+ * A BPF_PROG_TYPE_PERF_EVENT program runs on each overflow of the event it
+ * is attached to and reads that event's sample_period from its context,
+ * attached with PERF_EVENT_IOC_SET_BPF or with a bpf_link alike.
+ */
+TEST(perf_event_prog_sample_period)
+{
+	static const struct { bool link; __u64 period; } ways[] = {
+		{ false, 100000 }, { true, 200000 },
+	};
+
+	for (int w = 0; w < 2; w++) {
+		struct perf_event_attr attr = {
+			.size = sizeof(attr),
+			.type = PERF_TYPE_SOFTWARE,
+			.config = PERF_COUNT_SW_TASK_CLOCK,
+			.sample_period = ways[w].period,
+		};
+		__u64 seen = 0, zero = 0;
+		int map_fd, prog_fd, ev_fd, link_fd = -1;
+
+		map_fd = map_create(BPF_MAP_TYPE_ARRAY, 8, 1);
+		if (map_fd < 0 && errno == EPERM)
+			SKIP(return, "BPF_MAP_CREATE: no privileges (run as root)");
+		ASSERT_LE(0, map_fd);
+		ASSERT_EQ(0, map_update(map_fd, 0, &zero));
+		prog_fd = load_period_prog(map_fd);
+		ASSERT_LE(0, prog_fd) TH_LOG("BPF_PROG_LOAD: %s", strerror(errno));
+		ev_fd = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		ASSERT_LE(0, ev_fd);
+		if (ways[w].link) {
+			link_fd = link_create(prog_fd, ev_fd, BPF_PERF_EVENT);
+			ASSERT_LE(0, link_fd) TH_LOG("BPF_LINK_CREATE: %s", strerror(errno));
+		} else {
+			ASSERT_EQ(0, ioctl(ev_fd, PERF_EVENT_IOC_SET_BPF, prog_fd))
+				TH_LOG("PERF_EVENT_IOC_SET_BPF: %s", strerror(errno));
+		}
+		burn_cpu(100);
+		ASSERT_EQ(0, map_lookup(map_fd, 0, &seen));
+		EXPECT_EQ(ways[w].period, seen)
+			TH_LOG("attached with %s", ways[w].link ? "a link" : "SET_BPF");
+		if (link_fd >= 0)
+			close(link_fd);
+		close(ev_fd);
+		close(prog_fd);
+		close(map_fd);
+	}
+}
+
+/*
+ * bpf_perf_event_output() into a PERF_COUNT_SW_BPF_OUTPUT event: 600
+ * samples of 32 bytes through a one-page ring wrap it round several times;
+ * every sample arrives whole and in order.
+ */
+TEST(perf_event_output_wraps)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_BPF_OUTPUT,
+		.sample_type = PERF_SAMPLE_RAW,
+		.sample_period = 1,
+		.wakeup_events = 1,
+	};
+	struct bpf_insn insns[] = {
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_1, 0, 0),
+		/* args[0] of the test run is the sequence number */
+		INSN(BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_7, BPF_REG_6, 0, 0),
+		INSN(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_10, BPF_REG_7, -16, 0),
+		INSN(BPF_ALU64 | BPF_XOR | BPF_K, BPF_REG_7, 0, 0, -1),
+		INSN(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_10, BPF_REG_7, -8, 0),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0),
+		/* map fd, patched below */
+		INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_2, BPF_PSEUDO_MAP_FD, 0, 0),
+		INSN(0, 0, 0, 0, 0),
+		INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_3, 0, 0, (__s32)BPF_F_CURRENT_CPU),
+		INSN(0, 0, 0, 0, 0),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_4, BPF_REG_10, 0, 0),
+		INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_4, 0, 0, -16),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_5, 0, 0, 16),
+		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_perf_event_output),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0),
+		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+	};
+	const int n = 600;
+	struct sb_listener *l = calloc(1, sizeof(*l));
+	int cpu = sched_getcpu(), map_fd, prog_fd, got = 0, bad = 0;
+	__u64 next = 0;
+	cpu_set_t set;
+
+	ASSERT_NE(NULL, l);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	map_fd = map_create(BPF_MAP_TYPE_PERF_EVENT_ARRAY, 4,
+			    sysconf(_SC_NPROCESSORS_CONF));
+	if (map_fd < 0 && errno == EPERM)
+		SKIP(return, "BPF_MAP_CREATE: no privileges (run as root)");
+	ASSERT_LE(0, map_fd);
+	l->fd = sys_perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	ASSERT_LE(0, l->fd);
+	ASSERT_EQ(0, ring_map(l, 1));
+	ASSERT_EQ(0, map_update(map_fd, cpu, &l->fd));
+	insns[6].imm = map_fd;
+	prog_fd = load_insns(BPF_PROG_TYPE_RAW_TRACEPOINT, insns, ARRAY_SIZE(insns));
+	ASSERT_LE(0, prog_fd) TH_LOG("BPF_PROG_LOAD: %s", strerror(errno));
+
+	for (__u64 seq = 0; seq < n; seq++) {
+		union bpf_attr run = {};
+		__u64 args[1] = { seq };
+
+		run.test.prog_fd = prog_fd;
+		run.test.ctx_in = (uintptr_t)args;
+		run.test.ctx_size_in = sizeof(args);
+		ASSERT_EQ(0, sys_bpf(BPF_PROG_TEST_RUN, &run, sizeof(run)))
+			TH_LOG("BPF_PROG_TEST_RUN: %s", strerror(errno));
+		ASSERT_EQ(0, run.test.retval);
+		if (seq % 20 != 19 && seq != n - 1)
+			continue;
+
+		/* drain: each sample is header, u32 size, 16 bytes, padding */
+		__u64 head = __atomic_load_n(&l->page->data_head, __ATOMIC_ACQUIRE);
+		__u64 tail = l->page->data_tail;
+
+		while (tail < head) {
+			struct perf_event_header hdr;
+			char rec[sizeof(hdr) + sizeof(__u32) + 16];
+			__u64 data[2];
+			__u32 size;
+
+			ring_copy(l, tail, &hdr, sizeof(hdr));
+			if (hdr.type == PERF_RECORD_SAMPLE && hdr.size >= sizeof(rec)) {
+				ring_copy(l, tail, rec, sizeof(rec));
+				memcpy(&size, rec + sizeof(hdr), sizeof(size));
+				memcpy(data, rec + sizeof(hdr) + sizeof(size),
+				       sizeof(data));
+				if (size < 16 || data[0] != next || data[1] != ~next)
+					bad++;
+				next = data[0] + 1;
+				got++;
+			} else {
+				bad++;
+			}
+			if (!hdr.size)
+				break;
+			tail += hdr.size;
+		}
+		__atomic_store_n(&l->page->data_tail, tail, __ATOMIC_RELEASE);
+	}
+	EXPECT_EQ(n, got);
+	EXPECT_EQ(0, bad);
+	EXPECT_LT(l->data_size * 2, (size_t)n * 32) TH_LOG("ring did not wrap");
+	close(prog_fd);
+	close(map_fd);
+	sb_close(l);
+	free(l);
+}
+
+static int tracepoint_id(const char *name)
+{
+	char path[256];
+	int fd, id = -1;
+	char buf[32] = "";
+
+	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s/id", name);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	if (read(fd, buf, sizeof(buf) - 1) > 0)
+		id = atoi(buf);
+	close(fd);
+	return id;
+}
+
+/*
+ * PERF_EVENT_IOC_QUERY_BPF lists the programs attached to a tracepoint:
+ * ids_len 0 asks for the count only, a short ids_len gets ENOSPC with
+ * prog_cnt still set and the first ids filled in.
+ */
+TEST(query_bpf)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_TRACEPOINT,
+		.sample_period = 1,
+	};
+	struct {
+		struct perf_event_query_bpf q;
+		__u32 ids[4];
+	} query;
+	struct prog_spec spec = { .prog_type = BPF_PROG_TYPE_TRACEPOINT };
+	struct prog_info a, b;
+	int ev1, ev2, fa, fb, id;
+
+	id = tracepoint_id("syscalls/sys_enter_getppid");
+	if (id < 0)
+		SKIP(return, "no syscalls/sys_enter_getppid tracepoint in tracefs");
+	attr.config = id;
+	ev1 = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	ASSERT_LE(0, ev1);
+	ev2 = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	ASSERT_LE(0, ev2);
+
+	memset(&query, 0, sizeof(query));
+	ASSERT_EQ(0, ioctl(ev1, PERF_EVENT_IOC_QUERY_BPF, &query));
+	EXPECT_EQ(0, query.q.prog_cnt);
+
+	fa = load_spec(&spec, &a);
+	ASSERT_LE(0, fa);
+	fb = load_spec(&spec, &b);
+	ASSERT_LE(0, fb);
+	ASSERT_EQ(0, ioctl(ev1, PERF_EVENT_IOC_SET_BPF, fa));
+	ASSERT_EQ(0, ioctl(ev2, PERF_EVENT_IOC_SET_BPF, fb));
+
+	/* count only */
+	memset(&query, 0, sizeof(query));
+	ASSERT_EQ(0, ioctl(ev1, PERF_EVENT_IOC_QUERY_BPF, &query));
+	EXPECT_EQ(2, query.q.prog_cnt);
+
+	/* too short: ENOSPC, the count, and the first id */
+	memset(&query, 0, sizeof(query));
+	query.q.ids_len = 1;
+	EXPECT_EQ(-1, ioctl(ev1, PERF_EVENT_IOC_QUERY_BPF, &query));
+	EXPECT_EQ(ENOSPC, errno);
+	EXPECT_EQ(2, query.q.prog_cnt);
+	EXPECT_TRUE(query.ids[0] == a.id || query.ids[0] == b.id);
+	EXPECT_EQ(0, query.ids[1]);
+
+	/* long enough: both, in attach order */
+	memset(&query, 0, sizeof(query));
+	query.q.ids_len = 4;
+	ASSERT_EQ(0, ioctl(ev2, PERF_EVENT_IOC_QUERY_BPF, &query));
+	EXPECT_EQ(2, query.q.prog_cnt);
+	EXPECT_EQ(a.id, query.ids[0]);
+	EXPECT_EQ(b.id, query.ids[1]);
+
+	/* detaching one leaves the other */
+	close(ev1);
+	memset(&query, 0, sizeof(query));
+	query.q.ids_len = 4;
+	ASSERT_EQ(0, ioctl(ev2, PERF_EVENT_IOC_QUERY_BPF, &query));
+	EXPECT_EQ(1, query.q.prog_cnt);
+	EXPECT_EQ(b.id, query.ids[0]);
+	close(ev2);
+	close(fa);
+	close(fb);
 }
 
 TEST_HARNESS_MAIN
