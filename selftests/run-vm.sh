@@ -52,8 +52,8 @@ fi
 
 # The job directory is the guest's only writable share; keep it outside
 # /tmp like everything else the guest reaches.
+mkdir -p "$BUILD_DIR/vm"
 if [ -z "$job" ]; then
-	mkdir -p "$BUILD_DIR/vm"
 	job=$(mktemp -d "$BUILD_DIR/vm/job.XXXXXX")
 	trap 'rm -rf "$job"' EXIT
 fi
