@@ -944,10 +944,9 @@ FIXTURE_TEARDOWN(bpf_link)
 
 /* A link record, against what bpf(2) and the listener say it should be. */
 static void check_link_record(struct __test_metadata *_metadata,
-			      const struct sb_record *r,
+			      struct sb_listener *l, struct sb_record *r,
 			      const struct prog_info *pi,
-			      const struct bpf_link_info *info,
-			      __u32 attach_type, __u64 listener_id)
+			      const struct bpf_link_info *info, __u32 attach_type)
 {
 	EXPECT_EQ(sizeof(r->bpf), r->body);
 	EXPECT_EQ(pi->id, r->bpf.id);
@@ -957,11 +956,7 @@ static void check_link_record(struct __test_metadata *_metadata,
 	EXPECT_EQ(attach_type, r->bpf.attach_type);
 	EXPECT_EQ(0, r->bpf.flags);
 	/* written in this task, whose listener it is */
-	EXPECT_EQ(getpid(), (pid_t)r->sid.pid);
-	EXPECT_EQ(gettid(), (pid_t)r->sid.tid);
-	EXPECT_NE(0, r->sid.time);
-	EXPECT_GT(sysconf(_SC_NPROCESSORS_CONF), r->sid.cpu);
-	EXPECT_EQ(listener_id, r->sid.id);
+	check_sample_id(_metadata, l, r);
 }
 
 /*
@@ -978,8 +973,8 @@ TEST_F(bpf_link, attach_detach_once)
 	sb_wait_link(l, PERF_BPF_EVENT_LINK_ATTACH, link_id);
 	a = sb_find_link(l, 0, PERF_BPF_EVENT_LINK_ATTACH, link_id);
 	ASSERT_LE(0, a) TH_LOG("no LINK_ATTACH record for link %u", link_id);
-	check_link_record(_metadata, &l->rec[a], &self->prog, &self->info,
-			  self->spec.attach_type, l->id);
+	check_link_record(_metadata, l, &l->rec[a], &self->prog, &self->info,
+			  self->spec.attach_type);
 	EXPECT_EQ(0, sb_count_link(l, PERF_BPF_EVENT_LINK_DETACH, link_id));
 
 	if (variant->can_detach) {
@@ -1006,8 +1001,8 @@ TEST_F(bpf_link, attach_detach_once)
 	EXPECT_EQ(1, sb_count_link(l, PERF_BPF_EVENT_LINK_DETACH, link_id));
 	d = sb_find_link(l, 0, PERF_BPF_EVENT_LINK_DETACH, link_id);
 	ASSERT_LE(0, d);
-	check_link_record(_metadata, &l->rec[d], &self->prog, &self->info,
-			  self->spec.attach_type, l->id);
+	check_link_record(_metadata, l, &l->rec[d], &self->prog, &self->info,
+			  self->spec.attach_type);
 	EXPECT_EQ(0, l->lost);
 
 	/* a listener without bpf_event saw none of it */
