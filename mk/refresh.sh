@@ -49,51 +49,55 @@ patch_commits() {
 		grep -vF " $OVERLAY_SUBJECT" | cut -d' ' -f1
 }
 
-target=
-if [ ${#upstream[@]} = 0 ]; then
-	:	# nothing to fold; commits made in the tree are still written
-elif [ -n "$NEW" ]; then
-	:
-elif [ -n "$PATCH" ]; then
-	i=0
-	for c in $(patch_commits); do
-		i=$((i + 1))
-		case $(printf '%04d' "$i") in "$(printf '%04d' "${PATCH%%-*}" 2>/dev/null)") target=$c ;; esac
-	done
-	[ -n "$target" ] || die "no patch $PATCH in patches/series"
-else
-	# The one patch that touches all the edited files.
-	for c in $(patch_commits); do
-		touched=$(git_src diff-tree --no-commit-id --name-only -r "$c")
-		all=1
-		for f in "${upstream[@]}"; do
-			grep -qxF "$f" <<<"$touched" || all=0
-		done
-		[ $all = 1 ] && target="$target $c"
-	done
-	target=${target# }
-	case $target in
-	"" | *" "*)
-		printf '    %s\n' "${upstream[@]}" >&2
-		die "say which patch these edits belong to: PATCH=NNNN or NEW='subject'" ;;
-	esac
-fi
+# fold_edits: commit the edits to upstream files as a new patch (NEW=) or
+# as part of an existing one (PATCH=, or the one patch touching them all).
+fold_edits() {
+	local target='' i c f all touched name email
 
-[ ${#upstream[@]} = 0 ] || git_src add -f -- "${upstream[@]}"
-if [ ${#upstream[@]} = 0 ]; then
-	:
-elif [ -n "$NEW" ]; then
-	name=$(git -C "$TOP" config user.name) email=$(git -C "$TOP" config user.email)
-	[ -n "$name" ] && [ -n "$email" ] || die "set git config user.name and user.email"
-	git_src -c user.name="$name" -c user.email="$email" commit -q -m "$NEW" \
-		-m "Signed-off-by: $name <$email>"
-	echo "    new patch: $NEW"
-else
+	if [ -n "$NEW" ]; then
+		name=$(git -C "$TOP" config user.name)
+		email=$(git -C "$TOP" config user.email)
+		[ -n "$name" ] && [ -n "$email" ] ||
+			die "set git config user.name and user.email"
+		git_src add -f -- "${upstream[@]}"
+		git_src -c user.name="$name" -c user.email="$email" commit -q \
+			-m "$NEW" -m "Signed-off-by: $name <$email>"
+		echo "    new patch: $NEW"
+		return
+	fi
+	if [ -n "$PATCH" ]; then
+		i=0
+		for c in $(patch_commits); do
+			i=$((i + 1))
+			case $(printf '%04d' "$i") in "$(printf '%04d' "${PATCH%%-*}" 2>/dev/null)") target=$c ;; esac
+		done
+		[ -n "$target" ] || die "no patch $PATCH in patches/series"
+	else
+		# The one patch that touches all the edited files.
+		for c in $(patch_commits); do
+			touched=$(git_src diff-tree --no-commit-id --name-only -r "$c")
+			all=1
+			for f in "${upstream[@]}"; do
+				grep -qxF "$f" <<<"$touched" || all=0
+			done
+			[ $all = 1 ] && target="$target $c"
+		done
+		target=${target# }
+		case $target in
+		"" | *" "*)
+			printf '    %s\n' "${upstream[@]}" >&2
+			die "say which patch these edits belong to: PATCH=NNNN or NEW='subject'" ;;
+		esac
+	fi
+	git_src add -f -- "${upstream[@]}"
 	git_src commit -q --fixup="$target"
 	GIT_SEQUENCE_EDITOR=: git_src rebase -q -i --autosquash base ||
 		die "rebase failed in $SRC: resolve it there (git rebase --continue), then run make refresh again"
 	echo "    folded into: $(git_src log -1 --format=%s "$target")"
-fi
+}
+
+# Without edits to fold, commits made in the tree are still written out.
+[ ${#upstream[@]} = 0 ] || fold_edits
 
 # Write the series again from the commits.
 tmp=$(mktemp -d)
