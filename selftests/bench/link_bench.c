@@ -3,9 +3,10 @@
  * link_bench: what the BPF side-band records cost the bpf() paths.
  *
  * Times, in ns per operation, BPF_PROG_LOAD + close of a two-instruction
- * program, and BPF_LINK_CREATE + close of a cgroup link (whose attach and
- * detach do not wait for RCU grace periods, unlike a raw tracepoint's),
- * first with no perf listener, then with one side-band listener
+ * program, BPF_LINK_CREATE + close of a cgroup link (the cheapest link to
+ * make and destroy) and BPF_RAW_TRACEPOINT_OPEN + close of a raw tracepoint
+ * link (the link perf and most tracers use), first with no perf listener,
+ * then with one side-band listener
  * (bpf_event=1) whose ring is drained as it goes.  Each figure is the best
  * of several rounds.  Run under QEMU with -icount, the guest clock counts
  * executed instructions, so the figures are instructions per operation.
@@ -68,6 +69,15 @@ static int cgroup_link(int prog_fd)
 	return sys_bpf(BPF_LINK_CREATE, &attr);
 }
 
+static int raw_tp_link(int prog_fd)
+{
+	union bpf_attr attr = {};
+
+	attr.raw_tracepoint.name = (unsigned long)"sched_process_exit";
+	attr.raw_tracepoint.prog_fd = prog_fd;
+	return sys_bpf(BPF_RAW_TRACEPOINT_OPEN, &attr);
+}
+
 static struct perf_event_mmap_page *ring;
 
 /* Skip whatever the kernel wrote: the listener only has to exist. */
@@ -99,8 +109,11 @@ static int listen(void)
 	return ring == MAP_FAILED ? -1 : fd;
 }
 
-/* Best of ROUNDS rounds of n operations, in ns per operation. */
-static double bench(int n, int prog_fd)
+/*
+ * Best of ROUNDS rounds of n operations, in ns per operation: load and
+ * unload a program, or create and close a link with make_link(prog_fd).
+ */
+static double bench(int n, int (*make_link)(int), int prog_fd)
 {
 	double best = 0;
 
@@ -108,12 +121,11 @@ static double bench(int n, int prog_fd)
 		double t0 = now_ns();
 
 		for (int i = 0; i < n; i++) {
-			int fd = prog_fd < 0 ? load(BPF_PROG_TYPE_SOCKET_FILTER)
-					     : cgroup_link(prog_fd);
+			int fd = make_link ? make_link(prog_fd)
+					   : load(BPF_PROG_TYPE_SOCKET_FILTER);
 
 			if (fd < 0) {
-				perror(prog_fd < 0 ? "BPF_PROG_LOAD" :
-				       "BPF_LINK_CREATE");
+				perror(make_link ? "link" : "BPF_PROG_LOAD");
 				exit(1);
 			}
 			close(fd);
@@ -132,9 +144,11 @@ int main(int argc, char **argv)
 	const char *cg = "/sys/fs/cgroup/link_bench";
 	int n = argc > 1 ? atoi(argv[1]) : 2000;
 	int prog_fd = load(BPF_PROG_TYPE_CGROUP_SKB);
+	int tp_fd = load(BPF_PROG_TYPE_RAW_TRACEPOINT);
+	const char *phase[] = { "nolistener", "listener" };
 
-	if (prog_fd < 0) {
-		perror("BPF_PROG_LOAD cgroup_skb");
+	if (prog_fd < 0 || tp_fd < 0) {
+		perror("BPF_PROG_LOAD");
 		return 1;
 	}
 	if (mkdir(cg, 0755) && errno != EEXIST) {
@@ -146,14 +160,17 @@ int main(int argc, char **argv)
 		perror(cg);
 		return 1;
 	}
-	printf("prog_load_nolistener %.0f\n", bench(n, -1));
-	printf("link_nolistener %.0f\n", bench(n, prog_fd));
-	if (listen() < 0) {
-		perror("perf_event_open");
-		return 1;
+	for (int p = 0; p < 2; p++) {
+		if (p && listen() < 0) {
+			perror("perf_event_open");
+			return 1;
+		}
+		printf("prog_load_%s %.0f\n", phase[p], bench(n, NULL, -1));
+		printf("cgroup_link_%s %.0f\n", phase[p],
+		       bench(n, cgroup_link, prog_fd));
+		printf("raw_tp_link_%s %.0f\n", phase[p],
+		       bench(n, raw_tp_link, tp_fd));
 	}
-	printf("prog_load_listener %.0f\n", bench(n, -1));
-	printf("link_listener %.0f\n", bench(n, prog_fd));
 	close(cgroup_fd);
 	rmdir(cg);
 	return 0;

@@ -10,13 +10,13 @@
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/mk/common.sh"
 
-boots=${BENCH_BOOTS:-2}
+boots=${BENCH_BOOTS:-4}
 iters=${BENCH_ITERS:-400}
 out=$BUILD_DIR/results/bench-links-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 
 for b in $(seq "$boots"); do
-	for k in base applied; do
+	for k in ${BENCH_KERNELS:-base applied}; do
 		phase "link_bench on the $k kernel, boot $b of $boots"
 		job=$out/job.$k.$b
 		VM_ICOUNT=1 "$TOP/selftests/run-vm.sh" --kernel "$k" --timeout 900 --quiet \
@@ -32,7 +32,9 @@ done
 awk '
 	{ key = $1 " " $2; if (!(key in best) || $3 < best[key]) best[key] = $3 }
 	END {
-		n = split("prog_load_nolistener link_nolistener prog_load_listener link_listener", ops, " ")
+		n = split("prog_load_nolistener cgroup_link_nolistener " \
+			  "raw_tp_link_nolistener prog_load_listener " \
+			  "cgroup_link_listener raw_tp_link_listener", ops, " ")
 		printf "%-22s %12s %12s %8s\n", "operation", "base insn/op", "ours insn/op", "ratio"
 		for (i = 1; i <= n; i++) {
 			b = best["base " ops[i]]; a = best["applied " ops[i]]

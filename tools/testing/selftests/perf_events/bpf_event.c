@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -28,6 +29,7 @@
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
 #include <linux/btf.h>
+#include <linux/if_link.h>
 #include <linux/perf_event.h>
 
 #include "../kselftest_harness.h"
@@ -1096,6 +1098,111 @@ TEST(cgroup_removed)
 	sb_cpus_wait(&c, PERF_BPF_EVENT_PROG_UNLOAD, pi.id, 0, &r);
 	EXPECT_EQ(1, sb_cpus_find(&c, PERF_BPF_EVENT_LINK_DETACH, pi.id, info.id, &r))
 		TH_LOG("LINK_DETACH records after the last close");
+	EXPECT_EQ(0, sb_cpus_lost(&c));
+	sb_cpus_close(&c);
+}
+
+/*
+ * Links whose attach point goes away with a network namespace: generic XDP
+ * and tcx on the namespace's loopback device, and a flow dissector link on
+ * the namespace itself.  Each gets its LINK_DETACH when the namespace is
+ * torn down, while user space still holds the link, and none at the close.
+ */
+TEST(netns_removed)
+{
+	static const struct {
+		const char *name;
+		struct prog_spec spec;
+		__u32 flags;
+		bool on_netns;		/* target is the netns, not lo */
+	} kinds[] = {
+		{ "xdp", { BPF_PROG_TYPE_XDP, BPF_XDP, 0, 2 /* XDP_PASS */ },
+		  XDP_FLAGS_SKB_MODE },
+		{ "tcx", { BPF_PROG_TYPE_SCHED_CLS, BPF_TCX_INGRESS, 0, 0 } },
+		{ "flow_dissector", { BPF_PROG_TYPE_FLOW_DISSECTOR,
+				      BPF_FLOW_DISSECTOR, 0, 0 }, 0, true },
+	};
+	int prog_fd[ARRAY_SIZE(kinds)], link_fd[ARRAY_SIZE(kinds)];
+	struct prog_info pi[ARRAY_SIZE(kinds)];
+	__u32 link_id[ARRAY_SIZE(kinds)];
+	int orig_ns, new_ns, lo, err;
+	struct bpf_link_info info;
+	struct sb_record *r;
+	struct sb_cpus c;
+
+	orig_ns = open("/proc/self/ns/net", O_RDONLY);
+	ASSERT_LE(0, orig_ns);
+	err = sb_cpus_open(&c);
+	if (err == -EACCES || err == -EPERM)
+		SKIP(return, "CPU-wide perf_event_open: %s", strerror(-err));
+	ASSERT_EQ(0, err);
+	if (unshare(CLONE_NEWNET))
+		SKIP(return, "unshare(CLONE_NEWNET): %s", strerror(errno));
+	new_ns = open("/proc/self/ns/net", O_RDONLY);
+	ASSERT_LE(0, new_ns);
+	lo = if_nametoindex("lo");
+	ASSERT_LT(0, lo);
+
+	for (int i = 0; i < ARRAY_SIZE(kinds); i++) {
+		union bpf_attr attr = {};
+
+		prog_fd[i] = load_spec(&kinds[i].spec, &pi[i]);
+		ASSERT_LE(0, prog_fd[i]) TH_LOG("loading the %s program: %s",
+						kinds[i].name, strerror(-prog_fd[i]));
+		attr.link_create.prog_fd = prog_fd[i];
+		if (kinds[i].on_netns)
+			attr.link_create.target_fd = new_ns;
+		else
+			attr.link_create.target_ifindex = lo;
+		attr.link_create.attach_type = kinds[i].spec.attach_type;
+		attr.link_create.flags = kinds[i].flags;
+		link_fd[i] = sys_bpf(BPF_LINK_CREATE, &attr, sizeof(attr));
+		ASSERT_LE(0, link_fd[i]) TH_LOG("%s link: %s", kinds[i].name,
+						strerror(errno));
+		ASSERT_EQ(0, link_get_info(link_fd[i], &info));
+		link_id[i] = info.id;
+	}
+
+	/* Leave the namespace and drop the last reference to it. */
+	ASSERT_EQ(0, setns(orig_ns, CLONE_NEWNET));
+	close(new_ns);
+	close(orig_ns);
+
+	/* namespace cleanup runs from a workqueue: give it up to 15 s */
+	for (int tries = 0, found = 0; tries < 1500; tries++, found = 0) {
+		sb_cpus_drain(&c);
+		for (int i = 0; i < ARRAY_SIZE(kinds); i++)
+			found += sb_cpus_find(&c, PERF_BPF_EVENT_LINK_DETACH,
+					      pi[i].id, link_id[i], &r) > 0;
+		if (found == ARRAY_SIZE(kinds))
+			break;
+		usleep(10000);
+	}
+	for (int i = 0; i < ARRAY_SIZE(kinds); i++) {
+		EXPECT_EQ(1, sb_cpus_find(&c, PERF_BPF_EVENT_LINK_DETACH,
+					  pi[i].id, link_id[i], &r))
+			TH_LOG("%s: LINK_DETACH records after the netns went away",
+			       kinds[i].name);
+		EXPECT_EQ(1, sb_cpus_find(&c, PERF_BPF_EVENT_LINK_ATTACH,
+					  pi[i].id, link_id[i], &r))
+			TH_LOG("%s: LINK_ATTACH records", kinds[i].name);
+		/* the record is not early: the kernel shows the link detached */
+		ASSERT_EQ(0, link_get_info(link_fd[i], &info));
+		EXPECT_EQ(0, kinds[i].on_netns ? info.netns.netns_ino :
+			     info.xdp.ifindex)	/* tcx.ifindex is the same */
+			TH_LOG("%s: attached according to LINK_GET_INFO",
+			       kinds[i].name);
+	}
+
+	for (int i = 0; i < ARRAY_SIZE(kinds); i++) {
+		close(link_fd[i]);
+		close(prog_fd[i]);
+		sb_cpus_wait(&c, PERF_BPF_EVENT_PROG_UNLOAD, pi[i].id, 0, &r);
+		EXPECT_EQ(1, sb_cpus_find(&c, PERF_BPF_EVENT_LINK_DETACH,
+					  pi[i].id, link_id[i], &r))
+			TH_LOG("%s: LINK_DETACH records after the last close",
+			       kinds[i].name);
+	}
 	EXPECT_EQ(0, sb_cpus_lost(&c));
 	sb_cpus_close(&c);
 }
