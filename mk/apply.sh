@@ -1,17 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Make $BUILD_DIR/src the applied tree: the pristine base, then every patch
-# named in patches/series in order, then every overlay file.
+# Make $BUILD_DIR/src the applied tree: the pristine base, then the series
+# of patches/series (the commit plan, see plan_entries in common.sh).
 #
 # The applied tree is a git repository.  Commit "base" (tag base) is the
-# pristine tree; on top of it sits one commit per patch and one commit with
-# the overlay files, on branch "applied".  The commits are built in a
-# scratch index and only then checked out, so git rewrites just the files
-# whose content changed and make rebuilds nothing else.  The commits are
-# deterministic: applying the same project twice gives the same commit ids.
+# pristine tree; on top of it sits one commit per patch of the plan, each
+# holding the patch file's edits and the overlay files the plan gives it,
+# on branch "applied": the series as it goes to the mailing list.  Overlay
+# files the plan does not name yet go in one last commit.  The commits are
+# built in a scratch index and only then checked out, so git rewrites just
+# the files whose content changed and make rebuilds nothing else.  They
+# are deterministic: applying the same project twice gives the same ids.
 . "$(dirname "$0")/common.sh"
 
 git_src() { git -C "$SRC" "$@"; }
+OVERLAY_SUBJECT="overlay: files no patch claims"
 
 base_id=$(cat "$BUILD_DIR/base.id")
 if [ "$(git_src config --get bpfperf.baseid 2>/dev/null)" != "$base_id" ]; then
@@ -48,49 +51,79 @@ git_src read-tree base
 head=$(git_src rev-parse base)
 n=0
 
-# patch_list: the patch files in series order.
-patch_list() {
-	[ -f "$TOP/patches/series" ] || return 0
-	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/patches/series"
-}
+# commit_index SUBJECT-AND-BODY [author env]: commit the scratch index on
+# top of $head; deterministic dates unless the patch gives its own.
+commit_index() {
+	local tree
 
-for p in $(patch_list); do
-	f=$TOP/patches/$p
-	[ -f "$f" ] || die "patches/series names $p, which does not exist"
-	git_src mailinfo "$msg" "$msg.patch" <"$f" >"$hdr"
-	git_src apply --cached "$msg.patch" ||
-		die "patch $p does not apply to $base_id"
-	subject=$(sed -n 's/^Subject: //p' "$hdr")
 	tree=$(git_src write-tree)
-	head=$(printf '%s\n\n%s' "$subject" "$(cat "$msg")" |
-		GIT_AUTHOR_NAME=$(sed -n 's/^Author: //p' "$hdr") \
-		GIT_AUTHOR_EMAIL=$(sed -n 's/^Email: //p' "$hdr") \
-		GIT_AUTHOR_DATE=$(sed -n 's/^Date: //p' "$hdr") \
+	head=$(printf '%s' "$1" |
+		GIT_AUTHOR_NAME=${AUTHOR_NAME:-bpf-perf apply} \
+		GIT_AUTHOR_EMAIL=${AUTHOR_EMAIL:-apply@localhost} \
+		GIT_AUTHOR_DATE=${AUTHOR_DATE:-@946684800 +0000} \
 		GIT_COMMITTER_NAME="bpf-perf apply" \
 		GIT_COMMITTER_EMAIL="apply@localhost" \
 		GIT_COMMITTER_DATE="@946684800 +0000" \
 		git_src commit-tree "$tree" -p "$head")
-	n=$((n + 1))
-done
+}
 
-for d in $(overlay_dirs); do
-	while IFS= read -r -d '' f; do
-		rel=${f#"$TOP"/}
+# add_files FILE...: put these overlay files (relative to $TOP) in the
+# index; MAINTAINERS-fragment becomes the base MAINTAINERS with our entry.
+add_files() {
+	local f mode blob
+
+	for f in "$@"; do
+		if [ "$f" = MAINTAINERS-fragment ]; then
+			blob=$(merge_maintainers <(git_src show base:MAINTAINERS) \
+				"$TOP/$f" | git_src hash-object -w --stdin)
+			printf '100644 %s\tMAINTAINERS\n' "$blob"
+			continue
+		fi
 		mode=100644
-		[ -x "$f" ] && mode=100755
-		blob=$(git_src hash-object -w --no-filters -- "$f")
-		printf '%s %s\t%s\n' "$mode" "$blob" "$rel"
-	done < <(find "$TOP/$d" -type f -print0)
-done | git_src update-index --add --index-info
-nfiles=0
-dirs=$(overlay_dirs)
-[ -z "$dirs" ] || nfiles=$(cd "$TOP" && find $dirs -type f | wc -l)
-tree=$(git_src write-tree)
-if [ "$tree" != "$(git_src rev-parse "$head^{tree}")" ]; then
-	head=$(GIT_AUTHOR_NAME="bpf-perf apply" GIT_AUTHOR_EMAIL="apply@localhost" \
-		GIT_AUTHOR_DATE="@946684800 +0000" GIT_COMMITTER_NAME="bpf-perf apply" \
-		GIT_COMMITTER_EMAIL="apply@localhost" GIT_COMMITTER_DATE="@946684800 +0000" \
-		git_src commit-tree "$tree" -p "$head" -m "overlay: project files")
+		[ -x "$TOP/$f" ] && mode=100755
+		blob=$(git_src hash-object -w --no-filters -- "$TOP/$f")
+		printf '%s %s\t%s\n' "$mode" "$blob" "$f"
+	done | git_src update-index --add --index-info
+}
+
+# Each overlay file goes with the patch of the plan that names it (or its
+# directory); files no patch names go in a last commit of their own.
+mapfile -t unclaimed < <(overlay_files)
+while IFS=$'\t' read -r p paths; do
+	f=$TOP/patches/$p
+	[ -f "$f" ] || die "patches/series names $p, which does not exist"
+	git_src mailinfo "$msg" "$msg.patch" <"$f" >"$hdr"
+	if grep -q "^diff --git " "$msg.patch"; then
+		git_src apply --cached "$msg.patch" ||
+			die "patch $p does not apply to $base_id"
+	fi
+	files=()
+	for path in $paths; do
+		[ -e "$TOP/$path" ] || die "patches/series: $p claims $path, which does not exist"
+		rest=()
+		for u in "${unclaimed[@]}"; do
+			case $u in
+			"$path" | "$path"/*) files+=("$u") ;;
+			*) rest+=("$u") ;;
+			esac
+		done
+		[ ${#rest[@]} -lt ${#unclaimed[@]} ] ||
+			die "patches/series: $path, claimed by $p, is claimed by an earlier patch too"
+		unclaimed=("${rest[@]}")
+	done
+	[ ${#files[@]} = 0 ] || add_files "${files[@]}"
+	AUTHOR_NAME=$(sed -n 's/^Author: //p' "$hdr") \
+	AUTHOR_EMAIL=$(sed -n 's/^Email: //p' "$hdr") \
+	AUTHOR_DATE=$(sed -n 's/^Date: //p' "$hdr") \
+		commit_index "$(printf '%s\n\n%s' "$(sed -n 's/^Subject: //p' "$hdr")" "$(cat "$msg")")"
+	n=$((n + 1))
+done < <(plan_entries)
+
+nfiles=$(overlay_files | wc -l)
+if [ ${#unclaimed[@]} != 0 ]; then
+	add_files "${unclaimed[@]}"
+	commit_index "$OVERLAY_SUBJECT"
+	printf '    not in any patch of patches/series yet: %s\n' "${unclaimed[*]}"
 fi
 unset GIT_INDEX_FILE
 

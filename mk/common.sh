@@ -89,3 +89,65 @@ quiet_run() {
 		die "'$*' failed, full log in $log"
 	fi
 }
+
+# The commit plan, patches/series: one line per patch of the series, in
+# order, naming its file under patches/; indented lines under it name the
+# overlay files or directories that patch adds (MAINTAINERS-fragment: the
+# patch adds our MAINTAINERS entry), and "!checkpatch TYPE reason" lines
+# the checkpatch warnings it keeps on purpose.  "#" starts a comment.
+#
+# plan_entries: one line per patch, "file<TAB>path path ...".
+plan_entries() {
+	[ -f "$TOP/patches/series" ] || return 0
+	awk -F'\t' '
+		{ sub(/#.*/, "") }
+		/^[ \t]*$/ { next }
+		/^[ \t]/ {
+			sub(/^[ \t]+/, ""); sub(/[ \t]+$/, "")
+			if ($0 !~ /^!/) paths = paths (paths == "" ? "" : " ") $0
+			next
+		}
+		{ if (file != "") print file "\t" paths; file = $0; paths = "" }
+		END { if (file != "") print file "\t" paths }
+	' "$TOP/patches/series"
+}
+
+# plan_checkpatch_ignores N: the checkpatch types patch N (1-based) keeps.
+plan_checkpatch_ignores() {
+	awk -v want="$1" '
+		{ sub(/#.*/, "") }
+		/^[ \t]*$/ { next }
+		/^[^ \t]/ { n++; next }
+		n == want && $1 == "!checkpatch" { printf "%s%s", sep, $2; sep = "," }
+	' "$TOP/patches/series"
+}
+
+# overlay_files: every file the overlay holds, relative to $TOP, sorted.
+overlay_files() {
+	local dirs
+	dirs=$(overlay_dirs)
+	{
+		[ -z "$dirs" ] || (cd "$TOP" && find $dirs -type f)
+		[ ! -f "$TOP/MAINTAINERS-fragment" ] || echo MAINTAINERS-fragment
+	} | LC_ALL=C sort
+}
+
+# merge_maintainers BASE_MAINTAINERS FRAGMENT: the base file with our
+# entry inserted where its title sorts among the entries.
+merge_maintainers() {
+	awk -v frag="$2" '
+		BEGIN {
+			while ((getline l < frag) > 0) entry = entry l "\n"
+			split(entry, fl, "\n"); title = fl[1]
+		}
+		# an entry starts with its title line, right after a blank line,
+		# followed by a "X:<tab>" line; entries start after "Maintainers List"
+		/^Maintainers List/ { list = 1 }
+		list && !done && prev == "" && $0 ~ /^[A-Z0-9]/ && title < $0 {
+			pending = $0; getline nxt
+			if (nxt ~ /^[A-Z]:\t/) { printf "%s\n", entry; done = 1 }
+			print pending; print nxt; prev = nxt; next
+		}
+		{ print; prev = $0 }
+	' "$1"
+}

@@ -19,7 +19,7 @@
 PATCH=${PATCH:-}
 NEW=${NEW:-}
 git_src() { git -C "$SRC" "$@"; }
-OVERLAY_SUBJECT="overlay: project files"
+OVERLAY_SUBJECT="overlay: files no patch claims"
 
 [ -d "$SRC/.git" ] || die "no applied tree in $SRC: run 'make apply' first"
 
@@ -99,19 +99,34 @@ fold_edits() {
 # Without edits to fold, commits made in the tree are still written out.
 [ ${#upstream[@]} = 0 ] || fold_edits
 
-# Write the series again from the commits.
+# Write the patch files again from the commits, without the overlay files
+# (and the MAINTAINERS they make), which stay where they are; keep the
+# plan's lines, patch by patch.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+exclude=(":(exclude)MAINTAINERS")
+while IFS= read -r f; do
+	[ "$f" = MAINTAINERS-fragment ] || exclude+=(":(exclude)$f")
+done < <(overlay_files)
 i=0
 for c in $(patch_commits); do
 	i=$((i + 1))
-	git_src format-patch -q -1 --start-number "$i" --zero-commit \
-		--no-signature -o "$tmp" "$c"
+	# c^..c, not -1 c: with a pathspec, -1 would pick the last commit
+	# touching it; --full-history --sparse keep a commit of overlay only.
+	git_src format-patch -q --always --full-history --sparse \
+		--start-number "$i" --zero-commit --no-signature -o "$tmp" \
+		"$c^..$c" -- . "${exclude[@]}"
 done
+[ -f "$TOP/patches/series" ] && cp "$TOP/patches/series" "$tmp/plan"
+: >>"$tmp/plan"
+# The plan with its patch lines replaced, in order, by the new file names.
+(cd "$tmp" && ls -- *.patch 2>/dev/null) | awk '
+	NR == FNR { name[++n] = $0; next }
+	/^[^ \t#]/ && !/^[ \t]*$/ { if (++k <= n) print name[k]; next }
+	{ print }
+	END { for (k++; k <= n; k++) print name[k] }
+' - "$tmp/plan" >"$tmp/series"
 rm -f "$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch
-{
-	echo "# Edits to files upstream owns, applied in this order."
-	(cd "$tmp" && ls)
-} >"$TOP/patches/series"
+cp "$tmp/series" "$TOP/patches/series"
 cp "$tmp"/*.patch "$TOP/patches/"
 echo "    patches/: $i patches written"
