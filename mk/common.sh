@@ -42,6 +42,7 @@ build_root() {
 	case $1 in
 	applied) echo "$BUILD_DIR" ;;
 	base)	echo "$BUILD_DIR/pristine" ;;
+	series)	echo "$BUILD_DIR/series" ;;	# make series-check's git am tree
 	*)	die "usage: $0 [applied|base]" ;;
 	esac
 }

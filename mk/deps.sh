@@ -9,7 +9,8 @@ libtraceevent-dev libcap-dev libnuma-dev libslang2-dev libunwind-dev
 libbabeltrace-dev libmnl-dev libpopt-dev python3
 clang-16 llvm-16 lld-16
 qemu-system-x86 qemu-system-data
-asciidoc-base xmlto"
+asciidoc-base xmlto
+python3-ply python3-git"
 
 missing=
 for p in $pkgs; do

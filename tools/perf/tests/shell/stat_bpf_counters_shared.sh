@@ -79,9 +79,13 @@ echo "$dump" | grep -q '^Found 1 element' ||
 link_hex=$(echo "$dump" | awk '/^value:/ { getline; print $4 $3 $2 $1; exit }')
 [ -n "$link_hex" ] || fail "no leader link id in the attr map"
 link_id=$((16#$link_hex))
-prog_id=$(bpftool link show id "$link_id" | awk 'NR == 1 { for (i = 1; i < NF; i++) if ($i == "prog") print $(i + 1) }')
+# first_field KEY: the word after KEY on the first line of bpftool's output
+first_field() {
+	awk -v key="$1" 'NR == 1 { for (i = 1; i < NF; i++) if ($i == key) print $(i + 1) }'
+}
+prog_id=$(bpftool link show id "$link_id" | first_field prog)
 [ -n "$prog_id" ] || fail "leader link $link_id is gone while sessions run"
-leader=$(bpftool prog show id "$prog_id" | awk 'NR == 1 { for (i = 1; i < NF; i++) if ($i == "name") print $(i + 1) }')
+leader=$(bpftool prog show id "$prog_id" | first_field name)
 [ -n "$leader" ] || fail "cannot name the leader program $prog_id"
 nr_leaders=$(bpftool prog show | grep -c " name $leader ")
 [ "$nr_leaders" = 1 ] ||
