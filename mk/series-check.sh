@@ -123,8 +123,17 @@ else
 		subject=$(git_wt log -1 --format=%s "$c")
 		files=$(git_wt diff-tree --no-commit-id --name-only -r "$c")
 		built=() bad=''
-		objs=$(grep -E '^[^/]+/.*\.c$' <<<"$files" | grep -vE '^(tools|Documentation|scripts|samples)/' |
-			sed 's/\.c$/.o/' || true)
+		objs='' off=''
+		for f in $(grep -E '^[^/]+/.*\.c$' <<<"$files" |
+			   grep -vE '^(tools|Documentation|scripts|samples)/' || true); do
+			# only what the test kernel's config builds
+			if [ -f "$KOBJ/${f%.c}.o" ]; then
+				objs="$objs ${f%.c}.o"
+			else
+				off="$off $f"
+			fi
+		done
+		[ -z "$off" ] || echo "# patch $i: not in the test kernel's config:$off"
 		if [ -n "$objs" ]; then
 			# shellcheck disable=SC2086
 			if run_quiet "$root/kernel/patch-$i.log" kmake -j"$JOBS" $objs; then
