@@ -15,7 +15,7 @@ VM := $(CURDIR)/selftests/run-vm.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help deps base apply kernel kernel-base perf perf-base tools build \
-	run check vm bench-links refresh clean distclean
+	run check vm bench-links refresh series series-check clean distclean
 
 help:
 	@echo 'make run        build everything and show it working in the VM'
@@ -26,6 +26,8 @@ help:
 	@echo 'make refresh    bring edits made in the applied tree back into the project'
 	@echo 'make kernel-base  build the pristine base kernel too (VM_KERNEL=base boots it)'
 	@echo 'make bench-links  cost of the link records: base vs patched kernel, as ratios'
+	@echo 'make series     the series as mail in SERIES_DIR (SERIES_VERSION=N for vN)'
+	@echo 'make series-check  checkpatch, git am, per-patch builds, uapi copy, man pages'
 	@echo 'variables: BUILD_DIR=$(BUILD_DIR) KSRC=<6.12 tree> JOBS=$(JOBS)'
 	@echo '           VM_ACCEL=auto|tcg|kvm VM_CPUS=2 VM_MEM=4G VM_KERNEL=applied|base'
 
@@ -55,8 +57,10 @@ VM_KERNEL ?= applied
 run: $(VM_DEPS)
 	@$(VM) --kernel $(VM_KERNEL) --timeout 900 -- '$(TOP)/selftests/demo.sh'
 
+# SERIES_CHECK=0 leaves out series-check (about a minute when warm).
 check: $(VM_DEPS)
 	@$(TOP)/selftests/check.sh
+	@$(if $(filter 0,$(SERIES_CHECK)),echo 'series-check skipped (SERIES_CHECK=0)',$(MK)/series-check.sh)
 
 vm: $(VM_DEPS)
 	@$(VM) --kernel $(VM_KERNEL) $(if $(CMD),-- '$(subst ','\'',$(value CMD))')
@@ -67,6 +71,11 @@ bench-links: $(VM_DEPS) kernel-base
 
 refresh:
 	@$(MK)/refresh.sh
+
+series: apply
+	@$(MK)/series.sh
+series-check: kernel
+	@$(MK)/series-check.sh
 
 clean:
 	rm -rf $(BUILD_DIR)/kernel $(BUILD_DIR)/perf $(BUILD_DIR)/tools \
