@@ -57,7 +57,9 @@ for p in "${patches[@]}"; do
 done
 
 # git am onto the base, in a worktree of the applied tree's repository.
-if [ ! -d "$wt/.git" ] && [ ! -f "$wt/.git" ]; then
+# (again if the applied tree was made anew, e.g. for a new base)
+if ! git -C "$wt" rev-parse -q --verify base >/dev/null 2>&1 ||
+   [ "$(git -C "$wt" rev-parse base)" != "$(git_src rev-parse base)" ]; then
 	phase "creating the git am tree $wt (once)" >&2
 	rm -rf "$wt"
 	git_src worktree prune
