@@ -14,7 +14,6 @@
 . "$(dirname "$0")/common.sh"
 
 git_src() { git -C "$SRC" "$@"; }
-OVERLAY_SUBJECT="overlay: files no patch claims"
 
 base_id=$(cat "$BUILD_DIR/base.id")
 if [ "$(git_src config --get bpfperf.baseid 2>/dev/null)" != "$base_id" ]; then

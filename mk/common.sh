@@ -97,6 +97,10 @@ quiet_run() {
 # patch adds our MAINTAINERS entry), and "!checkpatch TYPE reason" lines
 # the checkpatch warnings it keeps on purpose.  "#" starts a comment.
 #
+# The subject of the applied tree's last commit when it holds overlay files
+# no patch of the plan names.
+OVERLAY_SUBJECT="overlay: files no patch claims"
+
 # plan_entries: one line per patch, "file<TAB>path path ...".
 plan_entries() {
 	[ -f "$TOP/patches/series" ] || return 0

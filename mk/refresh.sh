@@ -19,7 +19,6 @@
 PATCH=${PATCH:-}
 NEW=${NEW:-}
 git_src() { git -C "$SRC" "$@"; }
-OVERLAY_SUBJECT="overlay: files no patch claims"
 
 [ -d "$SRC/.git" ] || die "no applied tree in $SRC: run 'make apply' first"
 

@@ -24,7 +24,7 @@ email=$(git -C "$TOP" config user.email || true)
 [ -z "$(git_src status --porcelain -uno)" ] ||
 	die "the applied tree $SRC has edits: run 'make refresh' or 'make apply FORCE=1'"
 last=$(git_src log -1 --format=%s)
-[ "$last" != "overlay: files no patch claims" ] ||
+[ "$last" != "$OVERLAY_SUBJECT" ] ||
 	die "overlay files that no patch of patches/series claims:
 $(git_src diff-tree --no-commit-id --name-only -r HEAD | sed 's/^/  /')"
 
