@@ -15,7 +15,7 @@ VM := $(CURDIR)/selftests/run-vm.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help deps base apply kernel kernel-base perf perf-base tools build \
-	run check vm bench-links refresh clean distclean
+	run check vm bench-links bench-bperf refresh clean distclean
 
 help:
 	@echo 'make run        build everything and show it working in the VM'
@@ -26,6 +26,7 @@ help:
 	@echo 'make refresh    bring edits made in the applied tree back into the project'
 	@echo 'make kernel-base  build the pristine base kernel too (VM_KERNEL=base boots it)'
 	@echo 'make bench-links  cost of the link records: base vs patched kernel, as ratios'
+	@echo 'make bench-bperf  context switch cost of N perf stat --bpf-counters sessions'
 	@echo 'variables: BUILD_DIR=$(BUILD_DIR) KSRC=<6.12 tree> JOBS=$(JOBS)'
 	@echo '           VM_ACCEL=auto|tcg|kvm VM_CPUS=2 VM_MEM=4G VM_KERNEL=applied|base'
 
@@ -64,6 +65,9 @@ vm: $(VM_DEPS)
 # Benchmarks: numbers, printed as ratios against upstream 6.12; not tests.
 bench-links: $(VM_DEPS) kernel-base
 	@$(TOP)/selftests/bench/links.sh
+
+bench-bperf: $(VM_DEPS)
+	@$(TOP)/selftests/bench/bperf.sh
 
 refresh:
 	@$(MK)/refresh.sh

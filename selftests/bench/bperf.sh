@@ -1,0 +1,31 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# 'make bench-bperf': what bperf sessions cost the rest of the system.
+# One VM run measures 'perf bench sched pipe' (context switches, where
+# bperf's BPF program runs) while N idle 'perf stat --bpf-counters -a'
+# sessions exist, for upstream 6.12 perf and ours, and prints usecs/op
+# and the overhead against N = 0 of the same perf.  Writes an SVG plot.
+# A benchmark, not a test: it fails only if the VM run fails.
+#
+# BENCH_N_BASE, BENCH_N_OURS (lists of N), BENCH_LOOPS, BENCH_RUNS and
+# BENCH_VM_MEM (1000 sessions of perf need about 11 GB) tune it.
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+. "$TOP/mk/common.sh"
+
+out=$BUILD_DIR/results/bench-bperf-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out"
+job=$out/job
+
+phase "bperf sessions vs perf bench sched pipe, in one VM run (log in $out/console)"
+# the guest sees only the command line: pass the settings on it
+cmd="BENCH_N_BASE='${BENCH_N_BASE:-}' BENCH_N_OURS='${BENCH_N_OURS:-}'"
+cmd="$cmd BENCH_LOOPS=${BENCH_LOOPS:-20000} BENCH_RUNS=${BENCH_RUNS:-3}"
+cmd="$cmd $TOP/selftests/bench/bperf-guest.sh"
+VM_MEM=${BENCH_VM_MEM:-14G} "$TOP/selftests/run-vm.sh" \
+	--timeout "${BENCH_TIMEOUT:-5400}" --log "$out/console" --job "$job" \
+	-- "$cmd" || die "the benchmark VM run failed, see $out/console"
+phase_done
+cp "$job/bench.csv" "$out/bench.csv"
+python3 "$TOP/selftests/bench/bperf-plot.py" "$out/bench.csv" "$out/bperf.svg" |
+	tee "$out/summary"
+echo "(results in $out; plot $out/bperf.svg)"
