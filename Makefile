@@ -26,7 +26,7 @@ help:
 	@echo 'make refresh    bring edits made in the applied tree back into the project'
 	@echo 'make kernel-base  build the pristine base kernel too (VM_KERNEL=base boots it)'
 	@echo 'make bench-links  cost of the link records: base vs patched kernel, as ratios'
-	@echo 'make bench-bperf  N perf stat --bpf-counters sessions: upstream vs our perf'
+	@echo 'make bench-bperf  context switch cost of N perf stat --bpf-counters sessions'
 	@echo 'make series     the series as mail in SERIES_DIR (SERIES_VERSION=N for vN)'
 	@echo 'make series-check  checkpatch, git am, per-patch builds, uapi copy, man pages'
 	@echo 'variables: BUILD_DIR=$(BUILD_DIR) KSRC=<6.12 tree> JOBS=$(JOBS)'

@@ -1,84 +1,87 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Runs in the VM for 'make bench-bperf': what N concurrent
-#   perf stat --bpf-counters -e cpu-clock -a -- sleep 3600
-# sessions cost every context switch, as the usecs/op of
-# 'perf bench sched pipe', for upstream 6.12 perf (perf-base) and ours.
-#
-# Writes one line per measurement to $JOB/bperf.out:
-#   <perf> <N> <usecs/op>        (median of BENCH_REPEAT runs)
-#   <perf> <N> fail <reason>     (the Nth session could not start)
-set -u
+# Guest half of 'make bench-bperf' (selftests/bench/bperf.sh runs it in
+# the VM).  For upstream perf (perf-base) and ours in turn, keeps adding
+# sessions of
+#     perf stat --bpf-counters -e cpu-clock -a -- sleep 600
+# and, at each N asked for, measures
+#     perf bench sched pipe -l $BENCH_LOOPS
+# three times.  Writes "tool,N,run,usecs_per_op" lines to $JOB/bench.csv
+# and what it sees to stdout.  The same perf bench binary (perf-base)
+# measures both, so only the sessions differ.
 
 loops=${BENCH_LOOPS:-20000}
-repeat=${BENCH_REPEAT:-3}
-out=$JOB/bperf.out
+runs=${BENCH_RUNS:-3}
+ns_base=${BENCH_N_BASE:-0 1 8 32 38}
+ns_ours=${BENCH_N_OURS:-0 1 8 32 38 100 1000}
+out=$JOB/bench.csv
 : >"$out"
+cd /tmp || exit 1
 
-# pipe_usecs: median usecs/op of $repeat runs of sched pipe.
-pipe_usecs() {
-	for _ in $(seq "$repeat"); do
-		perf bench sched pipe -l "$loops" 2>/dev/null |
-			awk '/usecs\/op/ { print $1 }'
-	done | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+# usecs: one run of the pipe benchmark, in usecs/op
+usecs() {
+	perf-base bench sched pipe -l "$loops" 2>&1 |
+		awk '/usecs\/op/ { print $1; exit }'
 }
 
-# sessions PERF N MAP: start sessions of PERF sharing attr map MAP, one
-# at a time, until N run; each is up once its workload runs (perf stat
-# starts it after the counters are set up).  Sets $why if one failed.
-pids=()
-why=''
-sessions() {
-	local perf=$1 n=$2 map=$3 i log
-	for i in $(seq $((${#pids[@]} + 1)) "$n"); do
-		log=$JOB/session.$perf.$i
-		"$perf" stat --bpf-counters --bpf-attr-map "$map" -e cpu-clock -a \
-			-o "$log" -- sleep 3600 2>"$log.err" &
-		pids+=($!)
-		for _ in $(seq 600); do
-			[ "$(pgrep -c -x -P "$!" sleep)" = 1 ] && break
-			if ! kill -0 "$!" 2>/dev/null; then
-				why="session $i: $(tr '\n' ' ' <"$log.err" | cut -c1-160)"
-				unset 'pids[-1]'
-				return
-			fi
-			sleep 0.1
-		done
-		[ "$(pgrep -c -x -P "$!" sleep)" = 1 ] ||
-			{ why="session $i did not start in 60 s"; return; }
+# ready PID: the session holds a BPF link (it has set up its counters),
+# or it has died
+ready() {
+	local fd
+
+	for fd in "/proc/$1/fd/"*; do
+		case $(readlink "$fd" 2>/dev/null) in
+		*bpf-link*) return 0 ;;
+		esac
 	done
+	! kill -0 "$1" 2>/dev/null
 }
 
-# stop_sessions: end the workloads; each perf stat then reports and
-# cleans up as it does when its workload exits.
-stop_sessions() {
-	local p
-	for p in "${pids[@]}"; do
-		pkill -x -P "$p" sleep
-	done
-	wait
+for tool in base ours; do
+	perf=perf
+	ns=$ns_ours
+	[ $tool = base ] && perf=perf-base ns=$ns_base
 	pids=()
-}
-
-run() {
-	local perf=$1 map=$2 n
-	shift 2
-	rm -f "$map"
-	for n in "$@"; do
-		why=''
-		sessions "$perf" "$n" "$map"
-		if [ -n "$why" ]; then
-			echo "$perf $n fail $why" >>"$out"
-			echo "$perf N=$n: $why" >&2
+	for n in $ns; do
+		t0=$(date +%s)
+		while [ ${#pids[@]} -lt "$n" ]; do
+			$perf stat --bpf-counters -e cpu-clock -a -o /dev/null -- sleep 600 \
+				2>>/tmp/sessions.err &
+			pids+=($!)
+		done
+		for p in "${pids[@]}"; do
+			while ! ready "$p"; do
+				sleep 0.2
+			done
+		done
+		alive=0
+		for p in "${pids[@]}"; do
+			kill -0 "$p" 2>/dev/null && alive=$((alive + 1))
+		done
+		if [ "$alive" != "$n" ]; then
+			echo "$tool: only $alive of $n sessions running:"
+			sort /tmp/sessions.err | uniq -c | head -5
 			break
 		fi
-		echo "$perf $n $(pipe_usecs)" >>"$out"
-		echo "$perf N=$n: $(tail -n 1 "$out" | cut -d' ' -f3) usecs/op" >&2
+		echo "$tool: $n sessions running (started in $(($(date +%s) - t0)) s), $(free -m | awk '/^Mem/ { print $3 }') MB used"
+		sleep 2
+		for r in $(seq "$runs"); do
+			u=$(usecs)
+			echo "$tool,$n,$r,$u" >>"$out"
+			echo "    run $r: $u usecs/op"
+		done
 	done
-	stop_sessions
-	rm -f "$map"
-}
 
-echo "perf bench sched pipe -l $loops, median of $repeat" >&2
-run perf-base /sys/fs/bpf/bench_base_attr_map ${BENCH_N_BASE:-0 1 8 32 38 39}
-run perf /sys/fs/bpf/bench_ours_attr_map ${BENCH_N_OURS:-0 1 8 32 38 100 1000}
+	if [ $tool = base ] && [ ${#pids[@]} -ge 38 ]; then
+		# upstream's limit: one fexit program per session on the leader
+		if timeout 60 perf-base stat --bpf-counters -e cpu-clock -a -- true \
+			>/tmp/s39.out 2>&1; then
+			echo "base: session 39 started"
+		else
+			echo "base: session 39 fails: $(grep -v '^$' /tmp/s39.out | head -3 | tr '\n' ' ')"
+		fi
+	fi
+	kill "${pids[@]}" 2>/dev/null
+	wait 2>/dev/null
+	echo "$tool: sessions stopped"
+done

@@ -5,7 +5,7 @@
 # Two concurrent system-wide bperf sessions on the same event must find the
 # leader the first one set up through the attr map, instead of loading a
 # second one, and each must count what a plain perf stat counts over the
-# same interval.  The sessions start at different times (bperf takes
+# same interval.  Once both are gone, nothing stays pinned.  The sessions start at different times (bperf takes
 # longer to set up), so each workload stamps when it began and ended, and
 # the counts are compared as rates over those intervals.
 
@@ -21,7 +21,7 @@ cleanup() {
 		kill "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
-	rm -rf "$tmpdir"
+	rm -rf "$tmpdir" "${attr_map}_dir"
 	rm -f "$attr_map"
 	trap - EXIT TERM INT
 }
@@ -70,27 +70,19 @@ for _ in $(seq 300); do
 done
 started || fail "sessions did not start: $(cat "$tmpdir"/*.err)"
 
-# Both sessions are counting now: the attr map holds one entry, whose link
-# is alive, and only one copy of the leader program is loaded.
+# Both sessions are counting now: the attr map holds one event, and one
+# copy of the leader program, which serves every session and event, is
+# loaded.
 dump=$(bpftool map dump pinned "$attr_map") || fail "cannot read $attr_map"
 echo "$dump" | grep -q '^Found 1 element' ||
 	fail "attr map should hold one entry: $dump"
-# The value starts with the leader link id, a little-endian u32.
-link_hex=$(echo "$dump" | awk '/^value:/ { getline; print $4 $3 $2 $1; exit }')
-[ -n "$link_hex" ] || fail "no leader link id in the attr map"
-link_id=$((16#$link_hex))
-# first_field KEY: the word after KEY on the first line of bpftool's output
-first_field() {
-	awk -v key="$1" 'NR == 1 { for (i = 1; i < NF; i++) if ($i == key) print $(i + 1) }'
-}
-prog_id=$(bpftool link show id "$link_id" | first_field prog)
-[ -n "$prog_id" ] || fail "leader link $link_id is gone while sessions run"
-leader=$(bpftool prog show id "$prog_id" | first_field name)
-[ -n "$leader" ] || fail "cannot name the leader program $prog_id"
-nr_leaders=$(bpftool prog show | grep -c " name $leader ")
+nr_leaders=$(bpftool prog show | grep -c ' name bperf_switch ')
 [ "$nr_leaders" = 1 ] ||
-	fail "$nr_leaders copies of leader program $leader loaded, want 1"
-echo "leader link $link_id, program $prog_id ($leader), shared by both sessions"
+	fail "$nr_leaders copies of the leader program loaded, want 1"
+nr_sessions=$(bpftool -j map dump pinned "${attr_map}_dir/bperf_sessions" |
+	      grep -o '"key":\[' | wc -l)
+[ "$nr_sessions" = 2 ] || fail "$nr_sessions sessions registered, want 2"
+echo "one leader program shared by both sessions"
 
 # Let every session count for at least $dur seconds, then stop them all.
 sleep "$dur"
@@ -119,4 +111,6 @@ for s in a b; do
 	awk -v r="$r" -v p="$plain" 'BEGIN { exit !(r >= 0.9 * p && r <= 1.1 * p) }' ||
 		fail "session $s is not within 10% of plain perf stat"
 done
+[ ! -e "$attr_map" ] && [ ! -e "${attr_map}_dir" ] ||
+	fail "$attr_map still pinned after the last session"
 exit 0

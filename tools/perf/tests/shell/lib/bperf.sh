@@ -1,0 +1,170 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# Helpers for the perf stat --bpf-counters (bperf) tests.
+#
+# Each test counts software events only (cpu-clock, task-clock): they
+# exist everywhere, even in a VM without a PMU.  Each test pins its maps
+# at its own path, so that tests cannot see each other's sessions.
+
+bperf_tmp=$(mktemp -d /tmp/perf-test-bperf.XXXXXX)
+bperf_attr=/sys/fs/bpf/perf_test_bperf_$$
+bperf_pids=
+
+bperf_cleanup() {
+	local p
+
+	for p in $bperf_pids; do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$bperf_tmp" "${bperf_attr}_dir"
+	rm -f "$bperf_attr"
+	trap - EXIT TERM INT
+}
+trap bperf_cleanup EXIT TERM INT
+
+# Tests use these rather than the variables: shellcheck does not follow
+# this file from perf's build.
+bperf_dir() {
+	echo "$bperf_tmp"
+}
+
+bperf_attr_map() {
+	echo "$bperf_attr"
+}
+
+# bperf_track PID: kill PID, if still there, when the test ends.
+bperf_track() {
+	bperf_pids="$bperf_pids $1"
+}
+
+bperf_skip() {
+	echo "Skip: $*"
+	exit 2
+}
+
+bperf_fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+
+# bperf_require: what every bperf test needs.
+bperf_require() {
+	[ "$(id -u)" = 0 ] || bperf_skip "needs root"
+	perf version --build-options | grep -Eq 'bpf_skeletons: +\[ on' ||
+		bperf_skip "perf built without BPF skeletons"
+	mountpoint -q /sys/fs/bpf || bperf_skip "bpffs not mounted at /sys/fs/bpf"
+	[ -r /sys/kernel/btf/vmlinux ] || bperf_skip "kernel without BTF"
+}
+
+# bperf_stat OUT [perf stat options]: perf stat with BPF counters on our
+# maps, CSV output to $bperf_tmp/OUT.out, errors to $bperf_tmp/OUT.err.
+bperf_stat() {
+	local out=$1
+
+	shift
+	perf stat --bpf-counters --bpf-attr-map "$bperf_attr" -x, \
+		-o "$bperf_tmp/$out.out" "$@" 2>"$bperf_tmp/$out.err"
+}
+
+# plain_stat OUT [perf stat options]: the same without BPF counters.
+plain_stat() {
+	local out=$1
+
+	shift
+	perf stat -x, -o "$bperf_tmp/$out.out" "$@" 2>"$bperf_tmp/$out.err"
+}
+
+# bperf_count OUT EVENT: the count of EVENT in $bperf_tmp/OUT.out, summed
+# over its lines; fails if it was not counted.
+bperf_count() {
+	awk -F, -v e="$2" '
+		$3 == e && $1 ~ /^[0-9.]+$/ { s += $1; n++ }
+		END { if (!n) exit 1; printf "%.2f\n", s }' "$bperf_tmp/$1.out"
+}
+
+# bperf_get OUT EVENT: bperf_count, or fail the test saying why.
+bperf_get() {
+	bperf_count "$1" "$2" ||
+		bperf_fail "$1: no $2 count: $(cat "$bperf_tmp/$1.out" "$bperf_tmp/$1.err")"
+}
+
+# bperf_within REF VALUE PCT: VALUE is within PCT percent of REF.
+bperf_within() {
+	awk -v r="$1" -v v="$2" -v p="$3" \
+		'BEGIN { exit !(r > 0 && v >= r * (1 - p / 100) && v <= r * (1 + p / 100)) }'
+}
+
+# bperf_check NAME REF VALUE PCT: say how VALUE compares, fail if off.
+bperf_check() {
+	echo "$1: $3 (reference $2, tolerance $4%)"
+	bperf_within "$2" "$3" "$4" || bperf_fail "$1: $3 is not within $4% of $2"
+}
+
+# bperf_wait_fd PID LINK: wait (up to 60 s) for PID, or a child of it
+# (PID may be a subshell), to hold an fd whose link matches LINK, e.g.
+# perf_event or bpf_link; then give it a moment to enable its counters.
+bperf_wait_fd() {
+	local i fd p
+
+	for i in $(seq 600); do
+		for fd in "/proc/$1/fd/"*; do
+			case $(readlink "$fd" 2>/dev/null) in
+			*"$2"*)
+				sleep 0.5
+				return 0
+				;;
+			esac
+		done
+		for p in $(pgrep -P "$1"); do
+			for fd in "/proc/$p/fd/"*; do
+				case $(readlink "$fd" 2>/dev/null) in
+				*"$2"*)
+					sleep 0.5
+					return 0
+					;;
+				esac
+			done
+		done
+		kill -0 "$1" 2>/dev/null || return 1
+		[ "$i" -lt 600 ] && sleep 0.1
+	done
+	return 1
+}
+
+# bperf_target NAME SECS [CHILDREN]: start a process that sleeps until
+# bperf_go, then burns a CPU for SECS seconds, itself or, if CHILDREN is
+# given, in that many children.  Its pid is in $(bperf_dir)/NAME.pid.
+bperf_target() {
+	local run="exec perf test -w noploop $2" n=${3:-0}
+
+	if [ "$n" -gt 0 ]; then
+		run=
+		while [ "$n" -gt 0 ]; do
+			run="$run perf test -w noploop $2 &"
+			n=$((n - 1))
+		done
+		run="$run wait"
+	fi
+	[ -p "$bperf_tmp/go" ] || mkfifo "$bperf_tmp/go"
+	sh -c "read -r _ <$bperf_tmp/go; $run" &
+	echo $! >"$bperf_tmp/$1.pid"
+	bperf_pids="$bperf_pids $!"
+}
+
+# bperf_go: start the processes bperf_target made.
+bperf_go() {
+	echo go >"$bperf_tmp/go"
+	rm -f "$bperf_tmp/go"
+}
+
+# bperf_entries PATH: how many entries the pinned map at PATH holds.
+# (In bpftool's JSON each entry has its key as an array of bytes.)
+bperf_entries() {
+	bpftool -j map dump pinned "$1" | grep -o '"key":\[' | wc -l
+}
+
+# bperf_pinned: what this test left pinned under /sys/fs/bpf.
+bperf_pinned() {
+	ls -d "$bperf_attr" "${bperf_attr}_dir" 2>/dev/null
+}

@@ -1,0 +1,61 @@
+#!/bin/bash
+# perf stat --bpf-counters with an offline CPU between online ones
+# SPDX-License-Identifier: GPL-2.0
+#
+# bperf finds the event of a CPU by the CPU's id, not by its place in
+# the list of online CPUs (upstream's bperf mixes the two up): take CPU 1
+# offline, with CPUs on both sides of it online, and check that system
+# wide, per-CPU and task counts still agree with perf stat.
+
+set -u
+# shellcheck source=lib/bperf.sh
+. "$(dirname "$0")"/lib/bperf.sh
+
+bperf_require
+cpu1=/sys/devices/system/cpu/cpu1/online
+present=$(getconf _NPROCESSORS_CONF)
+[ "$present" -ge 3 ] ||
+	bperf_skip "needs 3 CPUs or more to offline one in the middle, have $present"
+[ -w $cpu1 ] || bperf_skip "CPU 1 cannot be taken offline"
+[ "$(cat $cpu1)" = 1 ] || bperf_skip "CPU 1 is offline already"
+
+restore() {
+	echo 1 >$cpu1
+	bperf_cleanup
+}
+trap restore EXIT TERM INT
+
+echo 0 >$cpu1 || bperf_skip "cannot take CPU 1 offline"
+online=$(cat /sys/devices/system/cpu/online)
+echo "online CPUs: $online"
+last=${online##*[,-]}
+
+# shellcheck disable=SC2043 # one target per line reads better
+for target in "-a" "-C $last"; do
+	# shellcheck disable=SC2086 # $target is two words on purpose
+	bperf_stat cpu -e cpu-clock $target -- sleep 2
+	# shellcheck disable=SC2086
+	plain_stat cpu_ref -e cpu-clock $target -- sleep 2
+	bperf_check "cpu-clock $target" "$(bperf_get cpu_ref cpu-clock)" \
+		"$(bperf_get cpu cpu-clock)" 10
+done
+
+# every online CPU, one by one
+bperf_stat percpu -e cpu-clock -a -A -- sleep 1
+for c in $(seq 0 $((present - 1))); do
+	[ "$(cat /sys/devices/system/cpu/cpu$c/online 2>/dev/null || echo 1)" = 1 ] || continue
+	v=$(awk -F, -v c="CPU$c" '$1 == c && $2 ~ /^[0-9.]+$/ { print $2 }' \
+		"$(bperf_dir)/percpu.out")
+	echo "CPU $c: $v msec"
+	awk -v v="${v:-0}" 'BEGIN { exit !(v > 500) }' ||
+		bperf_fail "CPU $c counted ${v:-nothing} over 1 s"
+done
+
+bperf_stat work -e task-clock -- perf test -w noploop 2
+plain_stat work_ref -e task-clock -- perf test -w noploop 2
+bperf_check "task-clock workload" "$(bperf_get work_ref task-clock)" \
+	"$(bperf_get work task-clock)" 10
+
+left=$(bperf_pinned)
+[ -z "$left" ] || bperf_fail "left pinned after the last session: $left"
+exit 0

@@ -1,0 +1,72 @@
+#!/bin/bash
+# perf stat --bpf-counters refuses what it cannot use, and cleans up
+# SPDX-License-Identifier: GPL-2.0
+#
+# A map of another layout at the attr map path, or in the directory
+# beside it, a path outside bpffs and a system without bpffs must give a
+# clear error and a non-zero exit, and leave what is there alone.  The
+# last session removes what it pinned, unless asked to keep it.
+
+set -u
+# shellcheck source=lib/bperf.sh
+. "$(dirname "$0")"/lib/bperf.sh
+
+bperf_require
+command -v bpftool >/dev/null || bperf_skip "bpftool not found"
+command -v unshare >/dev/null || bperf_skip "unshare not found"
+tmp=$(bperf_dir)
+attr=$(bperf_attr_map)
+
+# expect_error WHAT PATTERN perf-stat-args: must fail, saying PATTERN.
+expect_error() {
+	local what=$1 pattern=$2
+
+	shift 2
+	if "$@" >"$tmp/err.out" 2>&1; then
+		bperf_fail "$what: perf stat succeeded"
+	fi
+	grep -q "$pattern" "$tmp/err.out" ||
+		bperf_fail "$what: no '$pattern' in: $(cat "$tmp/err.out")"
+	echo "$what: $(grep -m1 "$pattern" "$tmp/err.out")"
+}
+
+# An upstream perf attr map (16 entries of link and map ids).
+bpftool map create "$attr" type hash key 136 value 8 entries 16 name perf_attr_map ||
+	bperf_fail "cannot create a map with bpftool"
+expect_error "upstream attr map" "is not a map of this perf" \
+	perf stat --bpf-counters --bpf-attr-map "$attr" -e cpu-clock -a true
+[ -e "$attr" ] || bperf_fail "the foreign attr map was removed"
+rm -f "$attr"
+
+# A right attr map, but a foreign control map beside it.
+bpftool map create "$attr" type hash key 152 value 4 entries 64 name bperf_attr ||
+	bperf_fail "cannot create a map with bpftool"
+mkdir "${attr}_dir"
+bpftool map create "${attr}_dir/bperf_ctl" type array key 4 value 8 entries 1 name bperf_ctl ||
+	bperf_fail "cannot create a map with bpftool"
+expect_error "foreign control map" "bperf_ctl is not a map of this perf" \
+	perf stat --bpf-counters --bpf-attr-map "$attr" -e cpu-clock -a true
+[ -e "${attr}_dir/bperf_ctl" ] || bperf_fail "the foreign control map was removed"
+rm -rf "$attr" "${attr}_dir"
+
+expect_error "attr map outside bpffs" "not on a BPF filesystem" \
+	perf stat --bpf-counters --bpf-attr-map "$tmp/attr_map" -e cpu-clock -a true
+expect_error "no bpffs mounted" "not on a BPF filesystem" \
+	unshare -m sh -c 'umount /sys/fs/bpf && perf stat --bpf-counters -e cpu-clock -a true'
+
+# Kept if asked; a later session uses what was kept.
+printf '[stat]\n\tbpf-attr-map-persistent = true\n' >"$tmp/perfconfig"
+for i in 1 2; do
+	PERF_CONFIG="$tmp/perfconfig" bperf_stat keep -e cpu-clock -a -- sleep 0.5 ||
+		bperf_fail "session $i with persistent maps failed: $(cat "$tmp/keep.err")"
+	bperf_get keep cpu-clock >/dev/null
+	[ -e "$attr" ] && [ -e "${attr}_dir/bperf_ctl" ] ||
+		bperf_fail "persistent maps were removed"
+	[ "$(bpftool prog show | grep -c ' name bperf_switch ')" = 0 ] ||
+		bperf_fail "the programs stay loaded with no session"
+done
+echo "persistent maps kept, programs unloaded, maps reused"
+bperf_stat last -e cpu-clock -a true || bperf_fail "$(cat "$tmp/last.err")"
+left=$(bperf_pinned)
+[ -z "$left" ] || bperf_fail "left pinned after the last session: $left"
+exit 0

@@ -1,0 +1,70 @@
+#!/bin/bash
+# perf stat --bpf-counters counts forked children, unless --no-inherit
+# SPDX-License-Identifier: GPL-2.0
+#
+# The parent of each workload sleeps while its children (and a
+# grandchild) burn a CPU and exit: with inheritance a bperf session must
+# count about what perf stat counts, the children included; with
+# --no-inherit about the parent alone, as perf stat --no-inherit does.
+
+set -u
+# shellcheck source=lib/bperf.sh
+. "$(dirname "$0")"/lib/bperf.sh
+
+bperf_require
+tmp=$(bperf_dir)
+
+cat >"$tmp/work.sh" <<'WORK'
+perf test -w noploop 1 &
+sh -c 'perf test -w noploop 1' &
+wait
+WORK
+
+bperf_stat inh -e task-clock -- sh "$tmp/work.sh"
+plain_stat inh_ref -e task-clock -- sh "$tmp/work.sh"
+inh=$(bperf_get inh task-clock)
+inh_ref=$(bperf_get inh_ref task-clock)
+bperf_check "workload, inherited" "$inh_ref" "$inh" 15
+
+bperf_stat noinh --no-inherit -e task-clock -- sh "$tmp/work.sh"
+plain_stat noinh_ref --no-inherit -e task-clock -- sh "$tmp/work.sh"
+noinh=$(bperf_get noinh task-clock)
+noinh_ref=$(bperf_get noinh_ref task-clock)
+echo "workload, --no-inherit: $noinh (reference $noinh_ref)"
+# The parent alone runs for a few milliseconds: compare with what the
+# children counted, not with each other.
+awk -v n="$noinh" -v r="$noinh_ref" -v i="$inh_ref" \
+	'BEGIN { exit !(n < i / 4 && r < i / 4 && n - r < i / 10 && r - n < i / 10) }' ||
+	bperf_fail "--no-inherit: $noinh is not about the parent alone ($noinh_ref of $inh_ref)"
+
+# -p: the process forks its children only after both sessions attached.
+for mode in inherit no-inherit; do
+	opt=
+	[ $mode = inherit ] || opt=--no-inherit
+	bperf_target kids 1 2
+	pid=$(cat "$tmp/kids.pid")
+	bperf_stat kids $opt -e task-clock -p "$pid" &
+	b=$!
+	plain_stat kids_ref $opt -e task-clock -p "$pid" &
+	p=$!
+	bperf_wait_fd $b bpf-link ||
+		bperf_fail "bperf session did not start: $(cat "$tmp/kids.err")"
+	bperf_wait_fd $p perf_event ||
+		bperf_fail "perf stat did not start: $(cat "$tmp/kids_ref.err")"
+	bperf_go
+	wait $b $p "$pid"
+	kids=$(bperf_get kids task-clock)
+	kids_ref=$(bperf_get kids_ref task-clock)
+	if [ $mode = inherit ]; then
+		bperf_check "-p, children forked after the start" "$kids_ref" "$kids" 15
+		kids_inh=$kids_ref
+	else
+		echo "-p --no-inherit: $kids (reference $kids_ref)"
+		awk -v n="$kids" -v i="$kids_inh" 'BEGIN { exit !(n < i / 4) }' ||
+			bperf_fail "-p --no-inherit counted the children: $kids of $kids_inh"
+	fi
+done
+
+left=$(bperf_pinned)
+[ -z "$left" ] || bperf_fail "left pinned after the last session: $left"
+exit 0

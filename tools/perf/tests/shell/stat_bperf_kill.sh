@@ -1,0 +1,89 @@
+#!/bin/bash
+# perf stat --bpf-counters recovers from a session killed with -9
+# SPDX-License-Identifier: GPL-2.0
+#
+# A session killed with SIGKILL cannot clean up.  The others must go on
+# counting correctly, and the next session to start must reclaim what
+# the dead one held: its registration, its roots and the event slot only
+# it used.  Once the last session leaves, nothing stays pinned.
+
+set -u
+# shellcheck source=lib/bperf.sh
+. "$(dirname "$0")"/lib/bperf.sh
+
+bperf_require
+command -v bpftool >/dev/null || bperf_skip "bpftool not found"
+tmp=$(bperf_dir)
+attr=$(bperf_attr_map)
+
+hold='date +%s%N >"$0.start"; flock -s "$1" true; date +%s%N >"$0.end"'
+
+rate() {
+	local count start end
+
+	count=$(bperf_count "$1" cpu-clock) || return 1
+	start=$(cat "$tmp/$1.start" 2>/dev/null)
+	end=$(cat "$tmp/$1.end" 2>/dev/null)
+	[ -n "$start" ] && [ -n "$end" ] || return 1
+	awk -v c="$count" -v s="$start" -v e="$end" \
+		'BEGIN { if (e > s) printf "%.1f\n", c / ((e - s) / 1e9); else exit 1 }'
+}
+
+exec 9>"$tmp/lock"
+flock -x 9
+for s in a b; do
+	bperf_stat $s -e cpu-clock -a -- sh -c "$hold" "$tmp/$s" "$tmp/lock" 9>&- &
+	bperf_track $!
+done
+plain_stat ref -e cpu-clock -a -- sh -c "$hold" "$tmp/ref" "$tmp/lock" 9>&- &
+bperf_track $!
+
+# The victim counts task-clock of a busy process: an event of its own,
+# and roots in the tasks map.
+perf test -w noploop 120 9>&- &
+busy=$!
+bperf_track $busy
+perf stat --bpf-counters --bpf-attr-map "$attr" -e task-clock -p $busy \
+	>/dev/null 2>&1 9>&- &
+victim=$!
+bperf_track $victim
+
+for _ in $(seq 600); do
+	[ -s "$tmp/a.start" ] && [ -s "$tmp/b.start" ] && [ -s "$tmp/ref.start" ] &&
+		[ "$(bperf_entries "${attr}_dir/bperf_sessions" 2>/dev/null)" = 3 ] && break
+	sleep 0.1
+done
+[ "$(bperf_entries "${attr}_dir/bperf_sessions")" = 3 ] || bperf_fail "sessions did not start"
+[ "$(bperf_entries "$attr")" = 2 ] || bperf_fail "want 2 events in the attr map"
+[ "$(bperf_entries "${attr}_dir/bperf_tasks")" -ge 1 ] || bperf_fail "the victim tracks no task"
+sleep 1
+
+kill -9 $victim
+wait $victim 2>/dev/null
+echo "killed session $victim"
+sleep 1
+
+# A new session reclaims what the victim left.
+bperf_stat new -e cpu-clock -a true || bperf_fail "a new session failed: $(cat "$tmp/new.err")"
+sessions=$(bperf_entries "${attr}_dir/bperf_sessions")
+events=$(bperf_entries "$attr")
+tasks=$(bperf_entries "${attr}_dir/bperf_tasks")
+echo "after the next session: $sessions sessions, $events events, $tasks tasks"
+[ "$sessions" = 2 ] || bperf_fail "the dead session is still registered"
+[ "$events" = 1 ] || bperf_fail "the dead session's event slot is still there"
+[ "$tasks" = 0 ] || bperf_fail "the dead session's tasks are still tracked"
+
+sleep 1
+exec 9>&-
+kill $busy 2>/dev/null
+wait
+
+ref=$(rate ref) || bperf_fail "the reference counted nothing: $(cat "$tmp/ref.out" "$tmp/ref.err")"
+for s in a b; do
+	r=$(rate $s) || bperf_fail "session $s counted nothing: $(cat "$tmp/$s.out" "$tmp/$s.err")"
+	bperf_check "session $s, msec/s" "$ref" "$r" 10
+done
+
+left=$(bperf_pinned)
+[ -z "$left" ] || bperf_fail "left pinned after the last session: $left"
+exit 0

@@ -1,0 +1,2233 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * BPF counters for perf stat.
+ *
+ * Two features live here:
+ *
+ *  - perf stat -b <prog ids>: count events only while the given BPF
+ *    programs run, with an fentry/fexit pair around each of them
+ *    (bpf_skel/bpf_prog_profiler.bpf.c).
+ *
+ *  - bperf, perf stat --bpf-counters (also the :b event modifier and the
+ *    stat.bpf-counter-events config): any number of perf stat sessions
+ *    share one perf event per distinct event and CPU, read by BPF, instead
+ *    of each opening its own.
+ *
+ * bperf design
+ * ============
+ *
+ * One BPF program, the leader, serves every event and every session.  It
+ * runs on each context switch and reads the events of every active
+ * "slot" (one slot per distinct event) on the CPU it runs on.  What it
+ * does per switch depends on the number of slots, not on the number of
+ * sessions, and nothing is loaded per session.
+ *
+ *                     kernel                            |  perf stat
+ *                                                       |  sessions
+ *  sched_switch ---+                                    |
+ *  test run on a --+--> bperf_switch                    |
+ *  CPU (before a        for each active slot s:         |
+ *  read)                  now = bperf_events[s, cpu] <--|-- opened once per
+ *                         d = now - prev[cpu][s]        |   slot and CPU by
+ *                         prev[cpu][s] = now            |   the session that
+ *                         totals[s][cpu] += d  ---------|-> -a/-C: totals
+ *                         if current is tracked for s:  |   minus a snapshot
+ *                           tasks[tid, s].own += d ---+ |   taken at enable
+ *                                                     | |
+ *  task_newtask -----> bperf_fork: the child of a     v |
+ *                      tracked task is tracked,   tasks |
+ *                      anchored to its nearest    map --|-> -p/-t/workload:
+ *                      root ancestor                  ^ |   sum over the
+ *  sched_process_exit -> bperf_exit: last reading,    | |   tasks under the
+ *                      fold own + folded into the ----+ |   session's roots
+ *                      anchor, delete the entry         |   minus a snapshot
+ *                                                       |
+ *  bperf_root (syscall program) <-----------------------|-- register and
+ *                                                       |   release roots
+ *
+ * Maps (pinned, see "Sharing" below):
+ *
+ *  attr map        bperf_attr_key (event attr and group position) -> slot.
+ *                  Also the lock: sessions flock() it.
+ *  bperf_events    perf event array, slot * nr_cpus + CPU id (not the
+ *                  index in a cpu map, so holes in the online CPUs are
+ *                  fine); nr_cpus is the number of possible CPUs.
+ *  bperf_ctl       the active slots (a group's slots are adjacent, read
+ *                  in the same program run, so at the same instant on a
+ *                  CPU), slot generations, the slots counting tasks, and
+ *                  perf's bookkeeping: ids of the links and programs.
+ *  bperf_cpu       per CPU: the previous reading of each slot.
+ *  bperf_totals    per CPU and slot: all the slot counted on that CPU.
+ *  bperf_tasks     (tid, slot) -> own, folded, anchor, references.
+ *  bperf_slots     slot -> its attr key and how many sessions use it.
+ *  bperf_sessions  session id -> pid, start time and slots of the perf
+ *                  process, to tell when a session died without cleaning
+ *                  up (kill -9).
+ *  bperf_roots     (session, tid, slot) -> registered root, ditto.
+ *
+ * Task sessions.  perf registers the threads of its thread map as roots
+ * of each of its slots.  A task forked by a tracked task is tracked too:
+ * its anchor is the parent if the parent is a root that counts children,
+ * else the parent's anchor.  An entry lives while something refers to
+ * it: the task itself until it exits, each session using it as a root,
+ * each tracked task anchored to it.  Whoever drops the last reference
+ * adds own + folded to the anchor's folded and deletes the entry, so
+ * what exited children counted stays counted.  A session's value for a
+ * root is the sum, over the entries whose anchor chain reaches that root
+ * first among the session's roots, of own + folded; with --no-inherit it
+ * is the root's own count only.  Reads are rare, so perf computes this
+ * by walking the whole map; the programs only do O(1) work per slot.
+ *
+ * CPU sessions (-a, -C) need no state in BPF at all: the value is the
+ * slot's per-CPU total now minus the total when counting was enabled.
+ *
+ * Sharing.  Sessions find each other through the attr map, pinned at the
+ * --bpf-attr-map path, by default /sys/fs/bpf/bperf_attr_map (not
+ * upstream's perf_attr_map: its layout differs, and both perfs may run on
+ * one machine).  The other maps are pinned in the directory of the same
+ * name plus "_dir" (bpffs allows no dots in names).  Every change to the shared state happens with the attr
+ * map flock()ed.  The programs are not pinned: their link and program ids
+ * sit in bperf_ctl and every session holds fds on them; a session that
+ * finds the ids stale (every earlier session is gone) loads the programs
+ * again on the pinned maps.  A session that died without cleaning up is
+ * found by the next ones (its pid is gone, or its start time changed):
+ * its roots are released, its slots dropped, a slot nobody uses is freed
+ * and its events closed.  The last session to leave unpins everything,
+ * unless stat.bpf-attr-map-persistent is set in perf config.
+ */
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/time.h>
+#include <linux/err.h>
+#include <linux/perf_event.h>
+#include <linux/zalloc.h>
+#include <api/fs/fs.h>
+#include <perf/bpf_perf.h>
+
+#include "bpf_counter.h"
+#include "bpf-utils.h"
+#include "config.h"
+#include "counts.h"
+#include "debug.h"
+#include "evsel.h"
+#include "evlist.h"
+#include "target.h"
+#include "cgroup.h"
+#include "cpumap.h"
+#include "thread_map.h"
+#include <internal/xyarray.h>
+
+#include "bpf_skel/bpf_prog_profiler.skel.h"
+#include "bpf_skel/bperf_u.h"
+#include "bpf_skel/bperf_leader.skel.h"
+#include "bpf_skel/bperf_follower.skel.h"
+
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC 0xcafe4a11
+#endif
+
+static struct bpf_counter *bpf_counter_alloc(void)
+{
+	struct bpf_counter *counter = zalloc(sizeof(*counter));
+
+	if (counter)
+		INIT_LIST_HEAD(&counter->list);
+	return counter;
+}
+
+/*
+ * perf stat -b: one bpf_prog_profiler skeleton per profiled program, on
+ * the evsel's bpf_counter_list.  Its fentry program reads the event on
+ * the current CPU when the profiled program starts, its fexit program
+ * reads it again and adds the difference to a per-CPU sum.
+ */
+
+static void profiler_free(struct bpf_counter *counter)
+{
+	list_del_init(&counter->list);
+	bpf_prog_profiler_bpf__destroy(counter->skel);
+	free(counter);
+}
+
+static int bpf_program_profiler__destroy(struct evsel *evsel)
+{
+	struct bpf_counter *counter, *next;
+
+	list_for_each_entry_safe(counter, next, &evsel->bpf_counter_list, list)
+		profiler_free(counter);
+	return 0;
+}
+
+/* The name of a program's main function, from its BTF; NULL if none. */
+static char *profiler_prog_func_name(int prog_fd)
+{
+	struct perf_bpil *info;
+	struct bpf_func_info *funcs;
+	const struct btf_type *type;
+	struct btf *btf;
+	char *name = NULL;
+
+	info = get_bpf_prog_info_linear(prog_fd, 1UL << PERF_BPIL_FUNC_INFO);
+	if (IS_ERR_OR_NULL(info)) {
+		pr_debug("cannot get the info of BPF program fd %d\n", prog_fd);
+		return NULL;
+	}
+	if (!info->info.btf_id || !info->info.nr_func_info) {
+		pr_debug("BPF program fd %d has no BTF\n", prog_fd);
+		goto out;
+	}
+	btf = btf__load_from_kernel_by_id(info->info.btf_id);
+	if (!btf) {
+		pr_debug("cannot load BTF %u\n", info->info.btf_id);
+		goto out;
+	}
+	funcs = (struct bpf_func_info *)(unsigned long)info->info.func_info;
+	type = btf__type_by_id(btf, funcs[0].type_id);
+	if (type)
+		name = strdup(btf__name_by_offset(btf, type->name_off));
+	else
+		pr_debug("BTF %u has no type %u\n", info->info.btf_id,
+			 funcs[0].type_id);
+	btf__free(btf);
+out:
+	free(info);
+	return name;
+}
+
+static int profiler_load_one(struct evsel *evsel, __u32 prog_id)
+{
+	struct bpf_prog_profiler_bpf *skel = NULL;
+	struct bpf_counter *counter = NULL;
+	struct bpf_program *prog;
+	char *func = NULL;
+	int prog_fd, err = -1;
+
+	prog_fd = bpf_prog_get_fd_by_id(prog_id);
+	if (prog_fd < 0) {
+		pr_err("Failed to open fd for bpf prog %u\n", prog_id);
+		return -1;
+	}
+	counter = bpf_counter_alloc();
+	if (!counter)
+		goto out;
+
+	skel = bpf_prog_profiler_bpf__open();
+	if (!skel) {
+		pr_err("Failed to open bpf skeleton\n");
+		goto out;
+	}
+	/*
+	 * The programs index the events by CPU id, so size the array for
+	 * the highest possible CPU, not for the number of CPUs counted.
+	 */
+	skel->rodata->num_cpu = cpu__max_cpu().cpu;
+	bpf_map__set_max_entries(skel->maps.events, cpu__max_cpu().cpu);
+	bpf_map__set_max_entries(skel->maps.fentry_readings, 1);
+	bpf_map__set_max_entries(skel->maps.accum_readings, 1);
+
+	func = profiler_prog_func_name(prog_fd);
+	if (!func) {
+		pr_err("Failed to get program name for bpf prog %u. Does it have BTF?\n",
+		       prog_id);
+		goto out;
+	}
+	bpf_object__for_each_program(prog, skel->obj) {
+		if (bpf_program__set_attach_target(prog, prog_fd, func)) {
+			pr_err("bpf_program__set_attach_target failed.\n"
+			       "Does bpf prog %u have BTF?\n", prog_id);
+			goto out;
+		}
+	}
+	set_max_rlimit();
+	if (bpf_prog_profiler_bpf__load(skel)) {
+		pr_err("bpf_prog_profiler_bpf__load failed\n");
+		goto out;
+	}
+	counter->skel = skel;
+	list_add(&counter->list, &evsel->bpf_counter_list);
+	skel = NULL;
+	counter = NULL;
+	err = 0;
+out:
+	bpf_prog_profiler_bpf__destroy(skel);
+	free(counter);
+	free(func);
+	close(prog_fd);
+	return err;
+}
+
+static int bpf_program_profiler__load(struct evsel *evsel,
+				      struct target *target)
+{
+	char *ids, *tok, *end, *save = NULL;
+	unsigned long id;
+	int err = 0;
+
+	ids = strdup(target->bpf_str);
+	if (!ids)
+		return -1;
+
+	for (tok = strtok_r(ids, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		errno = 0;
+		id = strtoul(tok, &end, 10);
+		if (errno || *end || id == 0 || id >= UINT_MAX) {
+			pr_err("Failed to parse bpf prog ids %s\n",
+			       target->bpf_str);
+			err = -1;
+			break;
+		}
+		err = profiler_load_one(evsel, id);
+		if (err)
+			break;
+	}
+	if (err)
+		bpf_program_profiler__destroy(evsel);
+	free(ids);
+	return err;
+}
+
+static int bpf_program_profiler__enable(struct evsel *evsel)
+{
+	struct bpf_counter *counter;
+	int err;
+
+	list_for_each_entry(counter, &evsel->bpf_counter_list, list) {
+		err = bpf_prog_profiler_bpf__attach(counter->skel);
+		if (err) {
+			bpf_program_profiler__destroy(evsel);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int bpf_program_profiler__disable(struct evsel *evsel)
+{
+	struct bpf_counter *counter;
+
+	list_for_each_entry(counter, &evsel->bpf_counter_list, list)
+		bpf_prog_profiler_bpf__detach(counter->skel);
+	return 0;
+}
+
+static int bpf_program_profiler__read(struct evsel *evsel)
+{
+	/* per-CPU maps hold a value for every possible CPU */
+	int nr_cpus = libbpf_num_possible_cpus();
+	struct perf_cpu_map *cpus = evsel__cpus(evsel);
+	struct bpf_perf_event_value *values;
+	struct perf_counts_values *counts;
+	struct bpf_counter *counter;
+	__u32 zero = 0;
+	int idx, c, err = 0;
+
+	if (list_empty(&evsel->bpf_counter_list))
+		return -EAGAIN;
+	if (nr_cpus <= 0)
+		return -EINVAL;
+	values = calloc(nr_cpus, sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+
+	perf_cpu_map__for_each_idx(idx, cpus) {
+		counts = perf_counts(evsel->counts, idx, 0);
+		counts->val = counts->ena = counts->run = 0;
+	}
+	list_for_each_entry(counter, &evsel->bpf_counter_list, list) {
+		struct bpf_prog_profiler_bpf *skel = counter->skel;
+
+		err = bpf_map_lookup_elem(bpf_map__fd(skel->maps.accum_readings),
+					  &zero, values);
+		if (err) {
+			pr_err("failed to read value\n");
+			break;
+		}
+		for (c = 0; c < nr_cpus; c++) {
+			idx = perf_cpu_map__idx(cpus, (struct perf_cpu){ .cpu = c });
+			if (idx < 0)
+				continue;
+			counts = perf_counts(evsel->counts, idx, 0);
+			counts->val += values[c].counter;
+			counts->ena += values[c].enabled;
+			counts->run += values[c].running;
+		}
+	}
+	free(values);
+	return err;
+}
+
+static int bpf_program_profiler__install_pe(struct evsel *evsel,
+					    int cpu_map_idx, int fd)
+{
+	struct perf_cpu cpu = perf_cpu_map__cpu(evsel__cpus(evsel), cpu_map_idx);
+	struct bpf_counter *counter;
+	__u32 key = cpu.cpu;
+	int err;
+
+	list_for_each_entry(counter, &evsel->bpf_counter_list, list) {
+		struct bpf_prog_profiler_bpf *skel = counter->skel;
+
+		err = bpf_map_update_elem(bpf_map__fd(skel->maps.events),
+					  &key, &fd, BPF_ANY);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+struct bpf_counter_ops bpf_program_profiler_ops = {
+	.load       = bpf_program_profiler__load,
+	.enable	    = bpf_program_profiler__enable,
+	.disable    = bpf_program_profiler__disable,
+	.read       = bpf_program_profiler__read,
+	.destroy    = bpf_program_profiler__destroy,
+	.install_pe = bpf_program_profiler__install_pe,
+};
+
+/*
+ * bperf
+ */
+
+#define BPERF_ATTR_MAP_DEFAULT	"bperf_attr_map"
+#define BPERF_ATTR_MAP_NAME	"bperf_attr"
+#define BPERF_DIR_SUFFIX	"_dir"
+#define BPERF_PERSIST_CONFIG	"stat.bpf-attr-map-persistent"
+/* sessions whose liveness a joining session checks */
+#define BPERF_GC_BUDGET		32
+/* anchor chain length perf follows when it sums a session's tasks */
+#define BPERF_MAX_CHAIN		64
+
+enum bperf_link {
+	BPERF_LINK_SWITCH,
+	BPERF_LINK_FORK,
+	BPERF_LINK_EXIT,
+	BPERF_NR_LINKS,
+};
+
+/* What one perf process shares among its bperf events. */
+static struct {
+	int attr_fd;		/* the attr map; flock()ed as the lock */
+	int ctl_fd;
+	int slots_fd;
+	int sessions_fd;
+	int roots_fd;
+	int tasks_fd;
+	int totals_fd;
+	int events_fd;
+	int link_fd[BPERF_NR_LINKS];
+	int switch_prog_fd;
+	int root_prog_fd;
+	__u32 sid;		/* our id in bperf_sessions, 0: none */
+	__u32 nr_cpus;		/* possible CPUs */
+	int users;		/* our evsels counting with bperf */
+	bool locked;
+	bool persist;
+	bool tasks;		/* we count tasks, not CPUs */
+	__u64 pidns;
+	struct bperf_ctl ctl;	/* valid while locked */
+	struct bperf_session self;
+	struct perf_cpu_map *online;
+	char attr_path[PATH_MAX];
+	char dir[PATH_MAX];
+} bperf = {
+	.attr_fd = -1, .ctl_fd = -1, .slots_fd = -1, .sessions_fd = -1,
+	.roots_fd = -1, .tasks_fd = -1, .totals_fd = -1, .events_fd = -1,
+	.link_fd = { -1, -1, -1 }, .switch_prog_fd = -1, .root_prog_fd = -1,
+};
+
+/* What one evsel counts through bperf (evsel->bpf_skel). */
+struct bperf_counter {
+	__u32 slot;
+	bool unsupported;	/* the kernel cannot count the event */
+	bool enabled;
+	bool inherit;
+	int nr;			/* CPUs (possible) or roots */
+	__u32 *tids;		/* task mode: root tids, thread map order */
+	struct bperf_val *snap;	/* value when last enabled */
+	struct bperf_val *base;	/* counted in earlier enabled periods */
+};
+
+static void bperf_close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static int bperf_map_get_id(int fd, __u32 *id)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_map_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	*id = info.id;
+	return 0;
+}
+
+/* Turn an errno from bpf() into the advice a user needs. */
+static void bperf_report(int err, const char *what, const char *path)
+{
+	err = err < 0 ? -err : err;
+	if (err == EPERM || err == EACCES)
+		pr_err("bperf: %s%s%s: %s; BPF counters need root (CAP_SYS_ADMIN and CAP_BPF)\n",
+		       what, path ? " " : "", path ?: "", strerror(err));
+	else
+		pr_err("bperf: %s%s%s: %s\n", what, path ? " " : "",
+		       path ?: "", strerror(err));
+}
+
+static int bperf_config_cb(const char *var, const char *value,
+			   void *data __maybe_unused)
+{
+	if (!strcmp(var, BPERF_PERSIST_CONFIG))
+		bperf.persist = perf_config_bool(var, value);
+	return 0;
+}
+
+/* Work out where the attr map and the pin directory are; check bpffs. */
+static int bperf_paths(struct target *target)
+{
+	char parent[PATH_MAX], *slash;
+	struct statfs fs;
+
+	if (target->attr_map)
+		scnprintf(bperf.attr_path, sizeof(bperf.attr_path), "%s",
+			  target->attr_map);
+	else
+		scnprintf(bperf.attr_path, sizeof(bperf.attr_path),
+			  "%s/fs/bpf/%s", sysfs__mountpoint() ?: "/sys",
+			  BPERF_ATTR_MAP_DEFAULT);
+	if (strlen(bperf.attr_path) + strlen(BPERF_DIR_SUFFIX) +
+	    BPF_OBJ_NAME_LEN + 2 >= sizeof(bperf.dir)) {
+		pr_err("bperf: attr map path too long: %s\n", bperf.attr_path);
+		return -1;
+	}
+	scnprintf(bperf.dir, sizeof(bperf.dir), "%s%s", bperf.attr_path,
+		  BPERF_DIR_SUFFIX);
+
+	scnprintf(parent, sizeof(parent), "%s", bperf.attr_path);
+	slash = strrchr(parent, '/');
+	if (strchr(slash ? slash + 1 : parent, '.')) {
+		pr_err("bperf: %s: BPF filesystem names cannot contain '.'\n",
+		       bperf.attr_path);
+		return -1;
+	}
+	if (slash == parent)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		strcpy(parent, ".");
+	if (statfs(parent, &fs)) {
+		pr_err("bperf: cannot use %s for the attr map: %s\n",
+		       parent, strerror(errno));
+		return -1;
+	}
+	if ((unsigned long)fs.f_type != BPF_FS_MAGIC) {
+		pr_err("bperf: %s is not on a BPF filesystem (bpffs); mount one with\n"
+		       "  mount -t bpf bpf %s\n"
+		       "or name a path on one with --bpf-attr-map\n",
+		       parent, target->attr_map ? parent : "/sys/fs/bpf");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Does the pinned map at fd look like what we would create?  'btf_value'
+ * names the value type the map's BTF must have, if not NULL.  Says what
+ * differs, so the user knows what squats on the path.
+ */
+static int bperf_map_compatible(int fd, const char *path, __u32 type,
+				__u32 key_size, __u32 value_size,
+				__u32 max_entries, __u32 flags,
+				const char *name, const char *btf_value)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char why[128] = "";
+
+	if (bpf_map_get_info_by_fd(fd, &info, &len)) {
+		bperf_report(-errno, "cannot query", path);
+		return -1;
+	}
+	if (info.type != type)
+		scnprintf(why, sizeof(why), "map type %u, want %u",
+			  info.type, type);
+	else if (info.key_size != key_size)
+		scnprintf(why, sizeof(why), "key size %u, want %u",
+			  info.key_size, key_size);
+	else if (info.value_size != value_size)
+		scnprintf(why, sizeof(why), "value size %u, want %u",
+			  info.value_size, value_size);
+	else if (info.max_entries != max_entries)
+		scnprintf(why, sizeof(why), "%u entries, want %u",
+			  info.max_entries, max_entries);
+	else if (info.map_flags != flags)
+		scnprintf(why, sizeof(why), "flags %#x, want %#x",
+			  info.map_flags, flags);
+	else if (strncmp(info.name, name, BPF_OBJ_NAME_LEN - 1))
+		scnprintf(why, sizeof(why), "name '%s', want '%s'",
+			  info.name, name);
+	else if (btf_value) {
+		struct btf *btf = info.btf_id ?
+			btf__load_from_kernel_by_id(info.btf_id) : NULL;
+		const struct btf_type *t = btf && info.btf_value_type_id ?
+			btf__type_by_id(btf, info.btf_value_type_id) : NULL;
+		const char *tname = t ? btf__name_by_offset(btf, t->name_off) : NULL;
+
+		if (!tname || strcmp(tname, btf_value))
+			scnprintf(why, sizeof(why), "BTF value type '%s', want '%s'",
+				  tname ?: "none", btf_value);
+		btf__free(btf);
+	}
+	if (!why[0])
+		return 0;
+	pr_err("bperf: %s is not a map of this perf's BPF counters (%s).\n"
+	       "It may come from another perf version: remove it, or pick another path\n"
+	       "with --bpf-attr-map.\n", path, why);
+	return -1;
+}
+
+static int bperf_attr_map_compatible(int fd)
+{
+	return bperf_map_compatible(fd, bperf.attr_path, BPF_MAP_TYPE_HASH,
+				    sizeof(struct bperf_attr_key),
+				    sizeof(__u32), BPERF_MAX_SLOTS, 0,
+				    BPERF_ATTR_MAP_NAME, NULL);
+}
+
+/* Open the attr map, creating and pinning it if needed. */
+static int bperf_attr_map_open(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts);
+	int fd, err;
+
+	for (;;) {
+		fd = bpf_obj_get(bperf.attr_path);
+		if (fd >= 0)
+			return fd;
+		if (errno != ENOENT) {
+			bperf_report(-errno, "cannot open", bperf.attr_path);
+			return -1;
+		}
+		fd = bpf_map_create(BPF_MAP_TYPE_HASH, BPERF_ATTR_MAP_NAME,
+				    sizeof(struct bperf_attr_key),
+				    sizeof(__u32), BPERF_MAX_SLOTS, &opts);
+		if (fd < 0) {
+			bperf_report(-errno, "cannot create the attr map", NULL);
+			return -1;
+		}
+		if (!bpf_obj_pin(fd, bperf.attr_path))
+			return fd;
+		err = errno;
+		close(fd);
+		if (err != EEXIST) {
+			bperf_report(-err, "cannot pin", bperf.attr_path);
+			return -1;
+		}
+		/* another session pinned one first: use it */
+	}
+}
+
+/*
+ * Take the lock: flock() on the attr map.  The last session to leave
+ * unpins the map, so one we opened before we got the lock may be stale:
+ * check that the path still holds the map we locked.
+ */
+static int bperf_lock_first(void)
+{
+	__u32 locked_id = 0, pinned_id = 0;
+	int fd, cur, tries;
+
+	for (tries = 0; tries < 100; tries++) {
+		fd = bperf_attr_map_open();
+		if (fd < 0)
+			return -1;
+		if (bperf_attr_map_compatible(fd))
+			goto fail;
+		if (flock(fd, LOCK_EX)) {
+			bperf_report(-errno, "cannot lock", bperf.attr_path);
+			goto fail;
+		}
+		cur = bpf_obj_get(bperf.attr_path);
+		if (cur >= 0 && !bperf_map_get_id(fd, &locked_id) &&
+		    !bperf_map_get_id(cur, &pinned_id) &&
+		    locked_id == pinned_id) {
+			close(cur);
+			bperf.attr_fd = fd;
+			bperf.locked = true;
+			return 0;
+		}
+		if (cur >= 0)
+			close(cur);
+		close(fd);
+	}
+	pr_err("bperf: %s keeps changing under us\n", bperf.attr_path);
+	return -1;
+fail:
+	close(fd);
+	return -1;
+}
+
+static int bperf_ctl_read(void)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(bperf.ctl_fd, &zero, &bperf.ctl)) {
+		bperf_report(-errno, "cannot read the control map", NULL);
+		return -1;
+	}
+	return 0;
+}
+
+static int bperf_ctl_write(void)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(bperf.ctl_fd, &zero, &bperf.ctl, BPF_ANY)) {
+		bperf_report(-errno, "cannot update the control map", NULL);
+		return -1;
+	}
+	return 0;
+}
+
+static int bperf_lock(void)
+{
+	if (flock(bperf.attr_fd, LOCK_EX)) {
+		bperf_report(-errno, "cannot lock", bperf.attr_path);
+		return -1;
+	}
+	bperf.locked = true;
+	if (bperf_ctl_read()) {
+		flock(bperf.attr_fd, LOCK_UN);
+		bperf.locked = false;
+		return -1;
+	}
+	return 0;
+}
+
+static void bperf_unlock(void)
+{
+	if (bperf.locked)
+		flock(bperf.attr_fd, LOCK_UN);
+	bperf.locked = false;
+}
+
+/* Fields 3 (state) and 22 (start time) of /proc/<pid>/stat. */
+static int bperf_proc_stat(pid_t pid, char *state, __u64 *start)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long st;
+	ssize_t n;
+	int fd, i;
+
+	scnprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* the command name may hold anything, even ") " */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return -1;
+	p += 2;
+	*state = *p;
+	/* field 3 is the state; skip to field 22 */
+	for (i = 3; i < 22 && p; i++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (!p || sscanf(p, "%llu", &st) != 1)
+		return -1;
+	*start = st;
+	return 0;
+}
+
+static bool bperf_session_alive(const struct bperf_session *s)
+{
+	__u64 start;
+	char state;
+
+	/* from another pid namespace: we cannot tell, keep it */
+	if (s->pidns != bperf.pidns)
+		return true;
+	if (kill(s->pid, 0) && errno == ESRCH)
+		return false;
+	if (bperf_proc_stat(s->pid, &state, &start))
+		return false;
+	return start == s->start_time && state != 'Z' && state != 'X';
+}
+
+static int bperf_root_run(__u32 op, __u32 tid, __u32 slot, bool inherit)
+{
+	struct bperf_root_op arg = {
+		.op = op, .tid = tid, .slot = slot, .inherit = inherit,
+	};
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		    .ctx_in = &arg,
+		    .ctx_size_in = sizeof(arg),
+	);
+	int err;
+
+	err = bpf_prog_test_run_opts(bperf.root_prog_fd, &opts);
+	if (err)
+		return -errno;
+	return (int)opts.retval;
+}
+
+static void bperf_slot_zero(__u32 slot)
+{
+	struct bperf_slot empty = {};
+
+	bpf_map_update_elem(bperf.slots_fd, &slot, &empty, BPF_ANY);
+}
+
+static int bperf_dump(int fd, void *keys, __u32 key_size, void *vals,
+		      __u32 value_size, __u32 max);
+
+/* Delete the tasks map entries of a slot nobody counts any more. */
+static void bperf_purge_tasks(__u32 slot)
+{
+	struct bperf_task_key *keys;
+	struct bperf_task *vals;
+	int n, i;
+
+	keys = calloc(BPERF_MAX_TASKS, sizeof(*keys));
+	vals = calloc(BPERF_MAX_TASKS, sizeof(*vals));
+	n = keys && vals ? bperf_dump(bperf.tasks_fd, keys, sizeof(*keys),
+				      vals, sizeof(*vals), BPERF_MAX_TASKS) : 0;
+	for (i = 0; i < n; i++) {
+		if (keys[i].slot == slot)
+			bpf_map_delete_elem(bperf.tasks_fd, &keys[i]);
+	}
+	free(keys);
+	free(vals);
+}
+
+/* Stop reading a slot, close its events, forget it.  Locked. */
+static void bperf_slot_free(__u32 slot)
+{
+	struct bperf_slot rec;
+	__u32 i, j, key;
+
+	for (i = j = 0; i < bperf.ctl.nr_active; i++) {
+		if (bperf.ctl.active[i] != slot)
+			bperf.ctl.active[j++] = bperf.ctl.active[i];
+	}
+	bperf.ctl.nr_active = j;
+	bperf.ctl.task_slots &= ~(1ULL << slot);
+	bperf_ctl_write();
+
+	for (i = 0; i < bperf.nr_cpus; i++) {
+		key = slot * bperf.nr_cpus + i;
+		bpf_map_delete_elem(bperf.events_fd, &key);
+	}
+	bperf_purge_tasks(slot);
+	if (!bpf_map_lookup_elem(bperf.slots_fd, &slot, &rec) &&
+	    rec.key.attr.size)
+		bpf_map_delete_elem(bperf.attr_fd, &rec.key);
+	bperf_slot_zero(slot);
+}
+
+/* Drop a session's use of a slot; free it when nobody uses it.  Locked. */
+static void bperf_slot_put(__u32 slot, bool tasks)
+{
+	struct bperf_slot rec;
+
+	if (bpf_map_lookup_elem(bperf.slots_fd, &slot, &rec))
+		return;
+	if (rec.users)
+		rec.users--;
+	if (tasks && rec.task_users)
+		rec.task_users--;
+	if (!rec.users) {
+		bperf_slot_free(slot);
+		return;
+	}
+	bpf_map_update_elem(bperf.slots_fd, &slot, &rec, BPF_ANY);
+	if (!rec.task_users && (bperf.ctl.task_slots & (1ULL << slot))) {
+		bperf.ctl.task_slots &= ~(1ULL << slot);
+		bperf_ctl_write();
+	}
+}
+
+/*
+ * Read a whole hash map into keys[] and vals[], which have room for
+ * 'max' entries.  Returns the number of entries.
+ */
+static int bperf_dump(int fd, void *keys, __u32 key_size, void *vals,
+		      __u32 value_size, __u32 max)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 batch, count, n = 0;
+	void *in = NULL, *prev = NULL, *key;
+	int err;
+
+	for (;;) {
+		count = max - n;
+		if (!count)
+			return n;
+		err = bpf_map_lookup_batch(fd, in, &batch,
+					   keys + (size_t)n * key_size,
+					   vals + (size_t)n * value_size,
+					   &count, &opts);
+		if (err && errno != ENOENT)
+			break;
+		n += count;
+		if (err)
+			return n;
+		in = &batch;
+	}
+
+	/* no batch operations: walk the keys */
+	n = 0;
+	while (n < max) {
+		key = keys + (size_t)n * key_size;
+		if (bpf_map_get_next_key(fd, prev, key))
+			break;
+		prev = key;
+		if (!bpf_map_lookup_elem(fd, key, vals + (size_t)n * value_size))
+			n++;
+	}
+	return n;
+}
+
+/* Undo what a session that died left behind.  Locked. */
+static void bperf_reap(__u32 sid, const struct bperf_session *s)
+{
+	struct bperf_root_key *keys;
+	__u32 *vals, slot;
+	int n, i;
+
+	pr_debug("bperf: reclaiming session %u of pid %u\n", sid, s->pid);
+	if (s->flags & BPERF_SESSION_TASKS) {
+		keys = calloc(BPERF_MAX_ROOTS, sizeof(*keys));
+		vals = calloc(BPERF_MAX_ROOTS, sizeof(*vals));
+		n = keys && vals ? bperf_dump(bperf.roots_fd, keys, sizeof(*keys),
+					      vals, sizeof(*vals),
+					      BPERF_MAX_ROOTS) : 0;
+		for (i = 0; i < n; i++) {
+			if (keys[i].sid != sid)
+				continue;
+			/* forget the record first: a crash now only leaks */
+			bpf_map_delete_elem(bperf.roots_fd, &keys[i]);
+			bperf_root_run(BPERF_ROOT_DEL, keys[i].tid, keys[i].slot,
+				       keys[i].inherit);
+		}
+		free(keys);
+		free(vals);
+	}
+	for (slot = 0; slot < BPERF_MAX_SLOTS; slot++) {
+		if (s->slots & (1ULL << slot))
+			bperf_slot_put(slot, s->flags & BPERF_SESSION_TASKS);
+	}
+	bpf_map_delete_elem(bperf.sessions_fd, &sid);
+	if (bperf.ctl.nr_sessions)
+		bperf.ctl.nr_sessions--;
+	bperf_ctl_write();
+}
+
+struct bperf_sess_ent {
+	__u32 sid;
+	struct bperf_session s;
+};
+
+static int bperf_sess_cmp(const void *a, const void *b)
+{
+	const struct bperf_sess_ent *x = a, *y = b;
+
+	return x->sid < y->sid ? -1 : x->sid > y->sid;
+}
+
+/*
+ * Look at up to 'budget' other sessions (all if budget <= 0), in session
+ * id order from where the last look stopped, and reap the dead ones.
+ * Stops at the first live one if 'stop_at_live'.  Returns the number of
+ * live sessions seen.  Locked.
+ */
+static int bperf_gc(int budget, bool stop_at_live)
+{
+	struct bperf_session *recs;
+	struct bperf_sess_ent *ent;
+	__u32 *sids;
+	int n, i, k, start, live = 0;
+
+	sids = calloc(BPERF_MAX_SESSIONS, sizeof(*sids));
+	recs = calloc(BPERF_MAX_SESSIONS, sizeof(*recs));
+	ent = calloc(BPERF_MAX_SESSIONS, sizeof(*ent));
+	if (!sids || !recs || !ent)
+		goto out;
+	n = bperf_dump(bperf.sessions_fd, sids, sizeof(*sids), recs,
+		       sizeof(*recs), BPERF_MAX_SESSIONS);
+	for (i = 0; i < n; i++) {
+		ent[i].sid = sids[i];
+		ent[i].s = recs[i];
+	}
+	qsort(ent, n, sizeof(*ent), bperf_sess_cmp);
+	for (start = 0; start < n; start++) {
+		if (ent[start].sid > bperf.ctl.gc_cursor)
+			break;
+	}
+	if (budget <= 0 || budget > n)
+		budget = n;
+	for (k = 0; k < budget; k++) {
+		i = (start + k) % n;
+		bperf.ctl.gc_cursor = ent[i].sid;
+		if (ent[i].sid == bperf.sid)
+			continue;
+		if (bperf_session_alive(&ent[i].s)) {
+			live++;
+			if (stop_at_live)
+				break;
+			continue;
+		}
+		bperf_reap(ent[i].sid, &ent[i].s);
+	}
+	if (bperf.ctl_fd >= 0)
+		bperf_ctl_write();
+out:
+	free(sids);
+	free(recs);
+	free(ent);
+	return live;
+}
+
+static int bperf_take_link(struct bpf_link *link, enum bperf_link which)
+{
+	if (!link) {
+		bperf_report(-errno, "cannot attach a BPF program", NULL);
+		return -1;
+	}
+	/* keep the fd: disconnected, destroy frees only libbpf's struct */
+	bperf.link_fd[which] = bpf_link__fd(link);
+	bpf_link__disconnect(link);
+	bpf_link__destroy(link);
+	return 0;
+}
+
+/*
+ * Load and attach the programs on the maps pinned in the directory (or
+ * pin new ones) and record the ids in the control map.  Locked.
+ */
+static int bperf_load_programs(void)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = bperf.dir);
+	struct bperf_follower_bpf *follower = NULL;
+	struct bperf_leader_bpf *leader = NULL;
+	struct bpf_prog_info pinfo = {};
+	struct bpf_link_info info;
+	__u32 len, zero = 0;
+	int err = -1, i, ctl_fd = -1;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		pr_err("bperf: the kernel has no BTF (/sys/kernel/btf/vmlinux): it needs CONFIG_DEBUG_INFO_BTF\n");
+		return -1;
+	}
+	if (mkdir(bperf.dir, 0700) && errno != EEXIST) {
+		bperf_report(-errno, "cannot create", bperf.dir);
+		return -1;
+	}
+	set_max_rlimit();
+
+	leader = bperf_leader_bpf__open_opts(&opts);
+	follower = bperf_follower_bpf__open_opts(&opts);
+	if (!leader || !follower) {
+		pr_err("bperf: cannot open the BPF skeletons\n");
+		goto out;
+	}
+	leader->rodata->bperf_nr_cpus = bperf.nr_cpus;
+	follower->rodata->bperf_nr_cpus = bperf.nr_cpus;
+	bpf_map__set_max_entries(leader->maps.bperf_events,
+				 BPERF_MAX_SLOTS * bperf.nr_cpus);
+	bpf_map__set_max_entries(follower->maps.bperf_events,
+				 BPERF_MAX_SLOTS * bperf.nr_cpus);
+	err = bperf_leader_bpf__load(leader);
+	if (!err)
+		err = bperf_follower_bpf__load(follower);
+	if (err) {
+		if (err == -EPERM)
+			bperf_report(err, "cannot load the BPF programs", NULL);
+		else
+			pr_err("bperf: cannot load the BPF programs: %s (-v shows the verifier log)\n",
+			       strerror(-err));
+		err = -1;
+		goto out;
+	}
+	err = -1;
+
+	for (i = 0; i < BPERF_NR_LINKS; i++)
+		bperf_close_fd(&bperf.link_fd[i]);
+	bperf_close_fd(&bperf.switch_prog_fd);
+	bperf_close_fd(&bperf.root_prog_fd);
+
+	if (bperf_take_link(bpf_program__attach(leader->progs.bperf_switch),
+			    BPERF_LINK_SWITCH) ||
+	    bperf_take_link(bpf_program__attach(follower->progs.bperf_fork),
+			    BPERF_LINK_FORK) ||
+	    bperf_take_link(bpf_program__attach(follower->progs.bperf_exit),
+			    BPERF_LINK_EXIT))
+		goto out;
+	bperf.switch_prog_fd = dup(bpf_program__fd(leader->progs.bperf_switch));
+	bperf.root_prog_fd = dup(bpf_program__fd(follower->progs.bperf_root));
+	if (bperf.switch_prog_fd < 0 || bperf.root_prog_fd < 0)
+		goto out;
+
+	/* a fresh control map is all zeroes: set it up */
+	ctl_fd = bpf_map__fd(leader->maps.bperf_ctl);
+	if (bpf_map_lookup_elem(ctl_fd, &zero, &bperf.ctl))
+		goto out;
+	if (!bperf.ctl.magic) {
+		bperf.ctl.magic = BPERF_MAGIC;
+		bperf.ctl.nr_cpus = bperf.nr_cpus;
+	}
+	for (i = 0; i < BPERF_NR_LINKS; i++) {
+		__u32 *id = i == BPERF_LINK_SWITCH ? &bperf.ctl.switch_link_id :
+			    i == BPERF_LINK_FORK ? &bperf.ctl.fork_link_id :
+			    &bperf.ctl.exit_link_id;
+
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (bpf_link_get_info_by_fd(bperf.link_fd[i], &info, &len))
+			goto out;
+		*id = info.id;
+	}
+	len = sizeof(pinfo);
+	if (bpf_prog_get_info_by_fd(bperf.root_prog_fd, &pinfo, &len))
+		goto out;
+	bperf.ctl.root_prog_id = pinfo.id;
+	if (bpf_map_update_elem(ctl_fd, &zero, &bperf.ctl, BPF_ANY)) {
+		bperf_report(-errno, "cannot set up the control map", NULL);
+		goto out;
+	}
+	err = 0;
+out:
+	bperf_follower_bpf__destroy(follower);
+	bperf_leader_bpf__destroy(leader);
+	return err;
+}
+
+/* Open a pinned map of the directory and check it against the skeleton. */
+static int bperf_open_pinned(struct bpf_map *map, struct btf *btf, int *fd)
+{
+	char path[PATH_MAX];
+	const struct btf_type *t;
+	const char *vname = NULL;
+	__u32 vid;
+
+	scnprintf(path, sizeof(path), "%s/%s", bperf.dir, bpf_map__name(map));
+	*fd = bpf_obj_get(path);
+	if (*fd < 0) {
+		bperf_report(-errno, "cannot open", path);
+		return -1;
+	}
+	vid = bpf_map__btf_value_type_id(map);
+	if (btf && vid) {
+		t = btf__type_by_id(btf, vid);
+		if (t)
+			vname = btf__name_by_offset(btf, t->name_off);
+	}
+	return bperf_map_compatible(*fd, path, bpf_map__type(map),
+				    bpf_map__key_size(map),
+				    bpf_map__value_size(map),
+				    bpf_map__max_entries(map),
+				    bpf_map__map_flags(map),
+				    bpf_map__name(map), vname);
+}
+
+static int bperf_open_maps(void)
+{
+	struct bperf_leader_bpf *skel;
+	struct btf *btf;
+	int err = -1;
+
+	/* the skeleton, never loaded, says what the pinned maps must be */
+	skel = bperf_leader_bpf__open();
+	if (!skel) {
+		pr_err("bperf: cannot open the BPF skeleton\n");
+		return -1;
+	}
+	btf = bpf_object__btf(skel->obj);
+	bpf_map__set_max_entries(skel->maps.bperf_events,
+				 BPERF_MAX_SLOTS * bperf.nr_cpus);
+	if (bperf_open_pinned(skel->maps.bperf_ctl, btf, &bperf.ctl_fd) ||
+	    bperf_open_pinned(skel->maps.bperf_slots, btf, &bperf.slots_fd) ||
+	    bperf_open_pinned(skel->maps.bperf_sessions, btf, &bperf.sessions_fd) ||
+	    bperf_open_pinned(skel->maps.bperf_roots, btf, &bperf.roots_fd) ||
+	    bperf_open_pinned(skel->maps.bperf_tasks, btf, &bperf.tasks_fd) ||
+	    bperf_open_pinned(skel->maps.bperf_totals, btf, &bperf.totals_fd) ||
+	    bperf_open_pinned(skel->maps.bperf_events, btf, &bperf.events_fd))
+		goto out;
+	/* perf and the BPF objects must agree on the layouts */
+	if (bpf_map__value_size(skel->maps.bperf_ctl) != sizeof(struct bperf_ctl) ||
+	    bpf_map__value_size(skel->maps.bperf_slots) != sizeof(struct bperf_slot) ||
+	    bpf_map__value_size(skel->maps.bperf_sessions) != sizeof(struct bperf_session) ||
+	    bpf_map__key_size(skel->maps.bperf_roots) != sizeof(struct bperf_root_key) ||
+	    bpf_map__value_size(skel->maps.bperf_tasks) != sizeof(struct bperf_task) ||
+	    bpf_map__value_size(skel->maps.bperf_totals) != sizeof(struct bperf_val)) {
+		pr_err("bperf: perf and its BPF objects disagree on map layouts\n");
+		goto out;
+	}
+	if (bperf_ctl_read())
+		goto out;
+	if (bperf.ctl.magic != BPERF_MAGIC ||
+	    bperf.ctl.nr_cpus != bperf.nr_cpus) {
+		pr_err("bperf: %s/bperf_ctl has layout %#x for %u CPUs, want %#x for %u:\n"
+		       "remove %s and %s\n", bperf.dir, bperf.ctl.magic,
+		       bperf.ctl.nr_cpus, BPERF_MAGIC, bperf.nr_cpus,
+		       bperf.dir, bperf.attr_path);
+		goto out;
+	}
+	err = 0;
+out:
+	bperf_leader_bpf__destroy(skel);
+	return err;
+}
+
+/* Replace *fd by a new one, closing the old one only after. */
+static void bperf_swap_fd(int *fd, int new)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = new;
+}
+
+/* Hold the programs the control map names; false if any is gone. */
+static bool bperf_get_programs(void)
+{
+	__u32 ids[BPERF_NR_LINKS] = {
+		bperf.ctl.switch_link_id, bperf.ctl.fork_link_id,
+		bperf.ctl.exit_link_id,
+	};
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	int i, fd;
+
+	for (i = 0; i < BPERF_NR_LINKS; i++) {
+		fd = ids[i] ? bpf_link_get_fd_by_id(ids[i]) : -1;
+		if (fd < 0) {
+			pr_debug("bperf: link %u is gone\n", ids[i]);
+			return false;
+		}
+		bperf_swap_fd(&bperf.link_fd[i], fd);
+	}
+	if (bpf_link_get_info_by_fd(bperf.link_fd[BPERF_LINK_SWITCH],
+				    &info, &len))
+		return false;
+	fd = bpf_prog_get_fd_by_id(info.prog_id);
+	if (fd < 0)
+		return false;
+	bperf_swap_fd(&bperf.switch_prog_fd, fd);
+	fd = bpf_prog_get_fd_by_id(bperf.ctl.root_prog_id);
+	if (fd < 0) {
+		pr_debug("bperf: program %u is gone\n", bperf.ctl.root_prog_id);
+		return false;
+	}
+	bperf_swap_fd(&bperf.root_prog_fd, fd);
+	return true;
+}
+
+static void bperf_drop_fds(void)
+{
+	int i;
+
+	for (i = 0; i < BPERF_NR_LINKS; i++)
+		bperf_close_fd(&bperf.link_fd[i]);
+	bperf_close_fd(&bperf.switch_prog_fd);
+	bperf_close_fd(&bperf.root_prog_fd);
+	bperf_close_fd(&bperf.ctl_fd);
+	bperf_close_fd(&bperf.slots_fd);
+	bperf_close_fd(&bperf.sessions_fd);
+	bperf_close_fd(&bperf.roots_fd);
+	bperf_close_fd(&bperf.tasks_fd);
+	bperf_close_fd(&bperf.totals_fd);
+	bperf_close_fd(&bperf.events_fd);
+	bperf_close_fd(&bperf.attr_fd);
+}
+
+static int bperf_register(void)
+{
+	__u32 sid, n;
+	int err;
+
+	if (bperf.ctl.nr_sessions >= BPERF_MAX_SESSIONS)
+		bperf_gc(0, false);
+	if (bperf.ctl.nr_sessions >= BPERF_MAX_SESSIONS) {
+		pr_err("bperf: too many sessions: all %d are in use\n",
+		       BPERF_MAX_SESSIONS);
+		return -1;
+	}
+	for (n = 0; n < BPERF_MAX_SESSIONS; n++) {
+		sid = (bperf.ctl.next_sid + n) % BPERF_MAX_SESSIONS + 1;
+		err = bpf_map_update_elem(bperf.sessions_fd, &sid, &bperf.self,
+					  BPF_NOEXIST);
+		if (!err)
+			break;
+		if (errno != EEXIST) {
+			bperf_report(-errno, "cannot register the session", NULL);
+			return -1;
+		}
+	}
+	if (n == BPERF_MAX_SESSIONS) {
+		pr_err("bperf: too many sessions: all %d are in use\n",
+		       BPERF_MAX_SESSIONS);
+		return -1;
+	}
+	bperf.sid = sid;
+	bperf.ctl.next_sid = sid;
+	bperf.ctl.nr_sessions++;
+	if (bperf_ctl_write())
+		return -1;
+	/* a little housekeeping for the sessions that died */
+	bperf_gc(BPERF_GC_BUDGET, false);
+	return 0;
+}
+
+/* Remove what we pinned, unless the user wants the maps kept. */
+static void bperf_teardown(void)
+{
+	struct dirent *d;
+	char path[PATH_MAX];
+	__u32 slot;
+	DIR *dir;
+
+	/* slots a crashed session may have left half set up */
+	for (slot = 0; bperf.slots_fd >= 0 && bperf.ctl_fd >= 0 &&
+	     slot < BPERF_MAX_SLOTS; slot++) {
+		struct bperf_slot rec;
+
+		if (!bpf_map_lookup_elem(bperf.slots_fd, &slot, &rec) &&
+		    rec.key.attr.size)
+			bperf_slot_free(slot);
+	}
+	if (bperf.persist)
+		return;
+	dir = opendir(bperf.dir);
+	if (dir) {
+		while ((d = readdir(dir)) != NULL) {
+			if (d->d_name[0] == '.')
+				continue;
+			scnprintf(path, sizeof(path), "%s/%s", bperf.dir,
+				  d->d_name);
+			unlink(path);
+		}
+		closedir(dir);
+	}
+	rmdir(bperf.dir);
+	unlink(bperf.attr_path);
+}
+
+/*
+ * Join the sessions sharing the attr map, or set up the sharing if we
+ * are the first.  Returns locked on success.
+ */
+static int bperf_join(struct target *target)
+{
+	char ctl_path[PATH_MAX];
+	bool fresh = false;
+	struct stat st;
+	char state;
+	int n;
+
+	if (bperf_paths(target))
+		return -1;
+	perf_config(bperf_config_cb, NULL);
+	n = libbpf_num_possible_cpus();
+	if (n <= 0) {
+		pr_err("bperf: cannot count the possible CPUs\n");
+		return -1;
+	}
+	bperf.nr_cpus = n;
+	bperf.online = perf_cpu_map__new_online_cpus();
+	if (!bperf.online)
+		return -1;
+	if (!stat("/proc/self/ns/pid", &st))
+		bperf.pidns = st.st_ino;
+	bperf.self.pid = getpid();
+	bperf.self.pidns = bperf.pidns;
+	if (bperf_proc_stat(bperf.self.pid, &state, &bperf.self.start_time)) {
+		pr_err("bperf: cannot read /proc/self/stat\n");
+		return -1;
+	}
+	if (bperf.tasks)
+		bperf.self.flags |= BPERF_SESSION_TASKS;
+
+	if (bperf_lock_first())
+		return -1;
+
+	scnprintf(ctl_path, sizeof(ctl_path), "%s/bperf_ctl", bperf.dir);
+	if (access(ctl_path, F_OK)) {
+		fresh = true;
+		if (bperf_load_programs())
+			goto fail;
+	}
+	if (bperf_open_maps())
+		goto fail;
+	if (!bperf_get_programs()) {
+		/*
+		 * Every session holds the programs: if they are gone, so
+		 * are all the sessions.  Load them again on the pinned maps,
+		 * then clean up after the sessions that died.
+		 */
+		pr_debug("bperf: the programs are gone, loading them again\n");
+		if (bperf_load_programs() || bperf_ctl_read() ||
+		    !bperf_get_programs()) {
+			pr_err("bperf: cannot set up the BPF programs\n");
+			goto fail;
+		}
+		bperf_gc(0, false);
+	}
+	if (bperf_register())
+		goto fail;
+	return 0;
+fail:
+	/* do not leave behind what we set up for nobody */
+	if (bperf.locked && fresh)
+		bperf_teardown();
+	bperf_unlock();
+	bperf_drop_fds();
+	return -1;
+}
+
+/* Our last bperf evsel is gone: deregister, maybe turn off the lights. */
+static void bperf_leave(void)
+{
+	if (bperf.sid) {
+		bpf_map_delete_elem(bperf.sessions_fd, &bperf.sid);
+		if (bperf.ctl.nr_sessions)
+			bperf.ctl.nr_sessions--;
+		bperf_ctl_write();
+		bperf.sid = 0;
+		if (!bperf_gc(0, true))
+			bperf_teardown();
+	}
+	bperf_unlock();
+	bperf_drop_fds();
+	perf_cpu_map__put(bperf.online);
+	bperf.online = NULL;
+}
+
+static bool bperf_wanted(struct evsel *evsel, struct target *target)
+{
+	return target->use_bpf || evsel->bpf_counter ||
+	       evsel__match_bpf_counter_events(evsel->name);
+}
+
+/* FNV-1a, to tell the groups an event may belong to apart */
+static __u64 bperf_hash(__u64 h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	while (len--) {
+		h ^= *p++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* The attr as a key: without what perf stat sets per target. */
+static void bperf_attr_norm(struct perf_event_attr *attr)
+{
+	attr->disabled = 0;
+	attr->inherit = 0;
+	attr->enable_on_exec = 0;
+	attr->inherit_stat = 0;
+	attr->read_format = 0;
+}
+
+static void bperf_make_keys(struct evsel *leader, struct bperf_attr_key *keys,
+			    int n)
+{
+	struct evsel *pos;
+	__u64 sig = 0xcbf29ce484222325ULL;
+	int i = 0;
+
+	memset(keys, 0, n * sizeof(*keys));
+	for_each_group_evsel(pos, leader) {
+		if (i == n)
+			break;
+		keys[i].attr = pos->core.attr;
+		bperf_attr_norm(&keys[i].attr);
+		sig = bperf_hash(sig, &keys[i].attr, sizeof(keys[i].attr));
+		i++;
+	}
+	for (i = 0; i < n; i++) {
+		keys[i].group_sig = n > 1 ? sig : 0;
+		keys[i].group_pos = i;
+		keys[i].group_len = n;
+	}
+}
+
+/*
+ * Open the events of a group (or a lone event) on every online CPU, as
+ * a real perf group, and put them in the events array at their slots.
+ * Our fds are closed after: the array keeps the events.  Locked.
+ */
+static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
+			     struct target *target)
+{
+	struct perf_event_attr saved[n];
+	struct evsel *pos;
+	struct perf_cpu cpu;
+	int i, idx, err = 0, fd;
+	__u32 key;
+
+	i = 0;
+	for_each_group_evsel(pos, leader) {
+		saved[i] = pos->core.attr;
+		bperf_attr_norm(&pos->core.attr);
+		i++;
+	}
+	/*
+	 * A sibling added to a group that is already counting would not be
+	 * scheduled until the group is, which for a CPU event may be never:
+	 * open the leader disabled and enable it when the group is whole.
+	 */
+	leader->core.attr.disabled = 1;
+	i = 0;
+	for_each_group_evsel(pos, leader) {
+		err = evsel__open_per_cpu(pos, bperf.online, -1);
+		if (err)
+			break;
+		perf_cpu_map__for_each_cpu(cpu, idx, bperf.online) {
+			fd = *(int *)xyarray__entry(pos->core.fd, idx, 0);
+			key = slots[i] * bperf.nr_cpus + cpu.cpu;
+			if (bpf_map_update_elem(bperf.events_fd, &key, &fd,
+						BPF_ANY)) {
+				err = -errno;
+				break;
+			}
+		}
+		if (err)
+			break;
+		i++;
+	}
+	if (!err) {
+		perf_cpu_map__for_each_cpu(cpu, idx, bperf.online) {
+			fd = *(int *)xyarray__entry(leader->core.fd, idx, 0);
+			if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+				err = -errno;
+				break;
+			}
+		}
+	}
+	if (err) {
+		char msg[BUFSIZ];
+
+		if (err == -ENOENT || err == -EOPNOTSUPP || err == -ENXIO ||
+		    err == -EINVAL || err == -ENOSYS || err == -ENODEV) {
+			pr_debug("bperf: %s is not supported\n",
+				 evsel__name(pos));
+		} else {
+			errno = -err;
+			evsel__open_strerror(pos, target, -err, msg, sizeof(msg));
+			pr_err("bperf: cannot open %s: %s\n", evsel__name(pos),
+			       msg);
+		}
+		for (i = 0; i < n; i++) {
+			perf_cpu_map__for_each_cpu(cpu, idx, bperf.online) {
+				key = slots[i] * bperf.nr_cpus + cpu.cpu;
+				bpf_map_delete_elem(bperf.events_fd, &key);
+			}
+		}
+	}
+	i = 0;
+	for_each_group_evsel(pos, leader) {
+		evsel__close(pos);
+		pos->core.attr = saved[i++];
+	}
+	return err;
+}
+
+/*
+ * Find the slots of the group led by 'leader', setting them up if no
+ * session counts it yet, and take our reference on them.  Locked.
+ * Returns 1 if the kernel cannot count the group.
+ */
+static int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
+			   struct target *target)
+{
+	struct bperf_attr_key keys[n];
+	struct bperf_slot rec;
+	struct bperf_val *zeroes;
+	int i, found = 0, err;
+	__u32 s;
+
+	bperf_make_keys(leader, keys, n);
+	for (i = 0; i < n; i++) {
+		if (!bpf_map_lookup_elem(bperf.attr_fd, &keys[i], &slots[i]) &&
+		    slots[i] < BPERF_MAX_SLOTS)
+			found++;
+	}
+	if (found && found != n) {
+		pr_err("bperf: %s: the attr map holds part of this group only\n",
+		       bperf.attr_path);
+		return -1;
+	}
+
+	if (!found) {
+		/* new events: pick free slots */
+		i = 0;
+		for (s = 0; s < BPERF_MAX_SLOTS && i < n; s++) {
+			if (bpf_map_lookup_elem(bperf.slots_fd, &s, &rec) ||
+			    rec.users || rec.key.attr.size)
+				continue;
+			slots[i++] = s;
+		}
+		if (i < n) {
+			pr_err("bperf: no room for %s: all %d event slots are in use\n",
+			       evsel__name(leader), BPERF_MAX_SLOTS);
+			return -1;
+		}
+		/* reserve them; a new generation makes BPF start afresh */
+		for (i = 0; i < n; i++) {
+			memset(&rec, 0, sizeof(rec));
+			rec.key = keys[i];
+			if (bpf_map_update_elem(bperf.slots_fd, &slots[i], &rec,
+						BPF_ANY)) {
+				bperf_report(-errno, "cannot reserve a slot", NULL);
+				return -1;
+			}
+			bperf.ctl.gen[slots[i]]++;
+		}
+		if (bperf_ctl_write())
+			return -1;
+
+		err = bperf_open_events(leader, slots, n, target);
+		if (err) {
+			for (i = 0; i < n; i++)
+				bperf_slot_zero(slots[i]);
+			return err == -ENOENT || err == -EOPNOTSUPP ||
+			       err == -ENXIO || err == -EINVAL ||
+			       err == -ENOSYS || err == -ENODEV ? 1 : -1;
+		}
+
+		zeroes = calloc(bperf.nr_cpus, sizeof(*zeroes));
+		if (!zeroes)
+			return -1;
+		for (i = 0; i < n; i++) {
+			bpf_map_update_elem(bperf.totals_fd, &slots[i], zeroes,
+					    BPF_ANY);
+			if (bpf_map_update_elem(bperf.attr_fd, &keys[i],
+						&slots[i], BPF_ANY)) {
+				bperf_report(-errno, "cannot update", bperf.attr_path);
+				free(zeroes);
+				return -1;
+			}
+			bperf.ctl.active[bperf.ctl.nr_active++] = slots[i];
+		}
+		free(zeroes);
+		if (bperf_ctl_write())
+			return -1;
+	}
+
+	/* take our references before we note them: a crash only leaks */
+	for (i = 0; i < n; i++) {
+		if (bpf_map_lookup_elem(bperf.slots_fd, &slots[i], &rec))
+			return -1;
+		rec.users++;
+		if (bperf.tasks) {
+			rec.task_users++;
+			bperf.ctl.task_slots |= 1ULL << slots[i];
+		}
+		if (bpf_map_update_elem(bperf.slots_fd, &slots[i], &rec, BPF_ANY))
+			return -1;
+		bperf.self.slots |= 1ULL << slots[i];
+	}
+	if (bperf.tasks && bperf_ctl_write())
+		return -1;
+	if (bpf_map_update_elem(bperf.sessions_fd, &bperf.sid, &bperf.self,
+				BPF_EXIST)) {
+		bperf_report(-errno, "cannot update the session", NULL);
+		return -1;
+	}
+	return 0;
+}
+
+/* Is the task gone, or a zombie (past its exit tracepoint)? */
+static bool bperf_task_gone(__u32 tid)
+{
+	__u64 start;
+	char state;
+
+	if (bperf_proc_stat(tid, &state, &start))
+		return true;
+	return state == 'Z' || state == 'X';
+}
+
+/* Register the threads of the thread map as roots of a slot.  Locked. */
+static int bperf_roots_add(struct evsel *evsel, struct bperf_counter *c)
+{
+	struct bperf_root_key key = {
+		.sid = bperf.sid, .slot = c->slot, .inherit = c->inherit,
+	};
+	__u32 one = 1;
+	int i, err, tries;
+
+	for (i = 0; i < c->nr; i++) {
+		c->tids[i] = perf_thread_map__pid(evsel->core.threads, i);
+		if ((int)c->tids[i] <= 0)
+			continue;
+		for (tries = 0; tries < 100; tries++) {
+			err = bperf_root_run(BPERF_ROOT_ADD, c->tids[i],
+					     c->slot, c->inherit);
+			if (err != -EAGAIN)
+				break;
+			usleep(1000);
+		}
+		if (err == -ESRCH) {
+			/* gone already: it counts nothing */
+			pr_debug("bperf: thread %u is gone\n", c->tids[i]);
+			c->tids[i] = 0;
+			continue;
+		}
+		if (err) {
+			bperf_report(err, "cannot register a thread", NULL);
+			c->tids[i] = 0;
+			return -1;
+		}
+		key.tid = c->tids[i];
+		if (bpf_map_update_elem(bperf.roots_fd, &key, &one, BPF_ANY)) {
+			bperf_report(-errno, "cannot note a root thread", NULL);
+			return -1;
+		}
+		/*
+		 * If it exited before the entry existed, its exit hook did
+		 * not see it: drop the reference that hook would have.
+		 */
+		if (bperf_task_gone(c->tids[i]))
+			bperf_root_run(BPERF_ROOT_GONE, c->tids[i], c->slot, 0);
+	}
+	return 0;
+}
+
+static void bperf_roots_del(struct bperf_counter *c)
+{
+	struct bperf_root_key key = {
+		.sid = bperf.sid, .slot = c->slot, .inherit = c->inherit,
+	};
+	int i;
+
+	for (i = 0; i < c->nr; i++) {
+		if (!c->tids[i])
+			continue;
+		key.tid = c->tids[i];
+		bpf_map_delete_elem(bperf.roots_fd, &key);
+		bperf_root_run(BPERF_ROOT_DEL, c->tids[i], c->slot,
+			       c->inherit);
+	}
+}
+
+static struct bperf_counter *bperf_counter_new(struct evsel *evsel, __u32 slot)
+{
+	struct bperf_counter *c = zalloc(sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->slot = slot;
+	c->nr = bperf.tasks ? perf_thread_map__nr(evsel->core.threads) :
+			      (int)bperf.nr_cpus;
+	c->snap = calloc(c->nr, sizeof(*c->snap));
+	c->base = calloc(c->nr, sizeof(*c->base));
+	c->tids = calloc(c->nr, sizeof(*c->tids));
+	if (!c->snap || !c->base || !c->tids) {
+		free(c->snap);
+		free(c->base);
+		free(c->tids);
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static void bperf_counter_free(struct bperf_counter *c)
+{
+	if (!c)
+		return;
+	free(c->snap);
+	free(c->base);
+	free(c->tids);
+	free(c);
+}
+
+static int bperf_check_target(struct evsel *evsel, struct target *target,
+			      bool *tasks)
+{
+	if (target->system_wide || target->cpu_list)
+		*tasks = false;
+	else if (target->tid || target->pid ||
+		 evsel->evlist->workload.pid != -1)
+		*tasks = true;
+	else {
+		pr_err("bpf managed perf events do not yet support these targets.\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int bperf__load(struct evsel *evsel, struct target *target)
+{
+	struct evsel *leader = evsel__leader(evsel), *pos;
+	int n = leader->core.nr_members ?: 1, i, err;
+	__u32 slots[BPERF_MAX_SLOTS];
+	bool tasks;
+
+	/* perf stat -r loads again for each run: count afresh */
+	if (evsel->bpf_skel) {
+		struct bperf_counter *c = evsel->bpf_skel;
+
+		c->enabled = false;
+		memset(c->base, 0, c->nr * sizeof(*c->base));
+		return 0;
+	}
+	if (bperf_check_target(evsel, target, &tasks))
+		return -1;
+	if (leader != evsel) {
+		/* loading the leader set up the whole group */
+		pr_err("bperf: %s: every event of a group must use BPF counters\n",
+		       evsel__name(evsel));
+		return -1;
+	}
+	if (n > 1) {
+		for_each_group_member(pos, leader) {
+			if (!bperf_wanted(pos, target)) {
+				pr_err("bperf: %s: every event of a group must use BPF counters\n",
+				       evsel__name(pos));
+				return -1;
+			}
+		}
+	}
+	if (n > BPERF_MAX_SLOTS) {
+		pr_err("bperf: group of %s too large\n", evsel__name(leader));
+		return -1;
+	}
+
+	if (!bperf.users) {
+		bperf.tasks = tasks;
+		if (bperf_join(target))
+			return -1;
+	} else if (bperf_lock()) {
+		return -1;
+	}
+
+	err = bperf_slots_get(leader, slots, n, target);
+	if (err < 0)
+		goto out;
+
+	i = 0;
+	for_each_group_evsel(pos, leader) {
+		struct bperf_counter *c = bperf_counter_new(pos, slots[i++]);
+
+		if (!c) {
+			err = -1;
+			goto out;
+		}
+		c->unsupported = err > 0;
+		c->inherit = target->inherit;
+		pos->bpf_skel = c;
+		if (pos != leader)
+			pos->bpf_counter_ops = leader->bpf_counter_ops;
+		bperf.users++;
+		if (tasks && !c->unsupported && bperf_roots_add(pos, c)) {
+			err = -1;
+			goto out;
+		}
+	}
+	err = 0;
+out:
+	if (err && !bperf.users)
+		bperf_leave();
+	else
+		bperf_unlock();
+	return err;
+}
+
+static int bperf__install_pe(struct evsel *evsel __maybe_unused,
+			     int cpu_map_idx __maybe_unused,
+			     int fd __maybe_unused)
+{
+	/* bperf_open_events() puts the events where they belong */
+	return 0;
+}
+
+/* Run the leader on each CPU so the maps hold up-to-date counts. */
+static void bperf_sync(struct perf_cpu_map *cpus)
+{
+	struct perf_cpu cpu;
+	int idx;
+
+	perf_cpu_map__for_each_cpu(cpu, idx, cpus) {
+		if (cpu.cpu >= 0)
+			bperf_trigger_reading(bperf.switch_prog_fd, cpu.cpu);
+	}
+}
+
+static int bperf_read_totals(__u32 slot, struct bperf_val *vals)
+{
+	if (bpf_map_lookup_elem(bperf.totals_fd, &slot, vals))
+		return -errno;
+	return 0;
+}
+
+static void bperf_val_acc(struct bperf_val *to, const struct bperf_val *v)
+{
+	to->counter += v->counter;
+	to->enabled += v->enabled;
+	to->running += v->running;
+}
+
+struct bperf_entry {
+	__u32 tid;
+	__u32 anc;
+	struct bperf_val own;
+	struct bperf_val sum;	/* own + folded */
+};
+
+static int bperf_entry_cmp(const void *a, const void *b)
+{
+	const struct bperf_entry *x = a, *y = b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static struct bperf_entry *bperf_entry_find(struct bperf_entry *e, int n,
+					    __u32 tid)
+{
+	struct bperf_entry key = { .tid = tid };
+
+	return bsearch(&key, e, n, sizeof(*e), bperf_entry_cmp);
+}
+
+/* The tracked tasks of one slot, sorted by tid. */
+static int bperf_tasks_of(__u32 slot, struct bperf_entry **out)
+{
+	struct bperf_task_key *keys;
+	struct bperf_task *vals;
+	struct bperf_entry *e;
+	int n, i, count = 0;
+
+	keys = calloc(BPERF_MAX_TASKS, sizeof(*keys));
+	vals = calloc(BPERF_MAX_TASKS, sizeof(*vals));
+	e = calloc(BPERF_MAX_TASKS, sizeof(*e));
+	if (!keys || !vals || !e) {
+		free(e);
+		count = -ENOMEM;
+		goto out;
+	}
+	n = bperf_dump(bperf.tasks_fd, keys, sizeof(*keys), vals,
+		       sizeof(*vals), BPERF_MAX_TASKS);
+	for (i = 0; i < n; i++) {
+		if (keys[i].slot != slot)
+			continue;
+		e[count].tid = keys[i].tid;
+		e[count].anc = vals[i].anc;
+		e[count].own = vals[i].own;
+		e[count].sum = vals[i].own;
+		bperf_val_acc(&e[count].sum, &vals[i].folded);
+		count++;
+	}
+	qsort(e, count, sizeof(*e), bperf_entry_cmp);
+	*out = e;
+out:
+	free(keys);
+	free(vals);
+	return count;
+}
+
+struct bperf_root_idx {
+	__u32 tid;
+	int idx;
+};
+
+static int bperf_root_cmp(const void *a, const void *b)
+{
+	const struct bperf_root_idx *x = a, *y = b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* What each root of a task counter counted in all, into vals[]. */
+static int bperf_task_values(struct bperf_counter *c, struct bperf_val *vals)
+{
+	struct bperf_root_idx *roots, key, *r;
+	struct bperf_entry *e = NULL, *t;
+	int n, i, nr = 0, depth;
+
+	memset(vals, 0, c->nr * sizeof(*vals));
+	n = bperf_tasks_of(c->slot, &e);
+	if (n < 0)
+		return n;
+
+	if (!c->inherit) {
+		for (i = 0; i < c->nr; i++) {
+			t = c->tids[i] ? bperf_entry_find(e, n, c->tids[i]) : NULL;
+			if (t)
+				vals[i] = t->own;
+		}
+		free(e);
+		return 0;
+	}
+
+	roots = calloc(c->nr, sizeof(*roots));
+	if (!roots) {
+		free(e);
+		return -ENOMEM;
+	}
+	for (i = 0; i < c->nr; i++) {
+		if (!c->tids[i])
+			continue;
+		roots[nr].tid = c->tids[i];
+		roots[nr++].idx = i;
+	}
+	qsort(roots, nr, sizeof(*roots), bperf_root_cmp);
+
+	/* each entry goes to the first of our roots up its anchor chain */
+	for (i = 0; i < n; i++) {
+		t = &e[i];
+		for (depth = 0; t && depth < BPERF_MAX_CHAIN; depth++) {
+			key.tid = t->tid;
+			r = bsearch(&key, roots, nr, sizeof(*roots),
+				    bperf_root_cmp);
+			if (r) {
+				bperf_val_acc(&vals[r->idx], &e[i].sum);
+				break;
+			}
+			t = t->anc ? bperf_entry_find(e, n, t->anc) : NULL;
+		}
+	}
+	free(roots);
+	free(e);
+	return 0;
+}
+
+/*
+ * Current values: per possible CPU, or per root.  perf stat goes through
+ * a group leader right before its members: the members use the readings
+ * the leader's test runs brought, so that a group is read at once.
+ */
+static int bperf_values(struct evsel *evsel, struct bperf_counter *c,
+			struct bperf_val *vals)
+{
+	bool sync = evsel__is_group_leader(evsel);
+
+	if (bperf.tasks) {
+		if (sync)
+			bperf_sync(bperf.online);
+		return bperf_task_values(c, vals);
+	}
+	if (sync)
+		bperf_sync(evsel__cpus(evsel));
+	return bperf_read_totals(c->slot, vals);
+}
+
+/* Snapshot all counters of a group at once: they share the reads. */
+static int bperf__enable(struct evsel *evsel)
+{
+	struct bperf_counter *c = evsel->bpf_skel;
+	struct bperf_val *now;
+	int err;
+
+	if (!c || c->unsupported || c->enabled)
+		return 0;
+	now = calloc(c->nr, sizeof(*now));
+	if (!now)
+		return -ENOMEM;
+	err = bperf_values(evsel, c, now);
+	if (!err) {
+		memcpy(c->snap, now, c->nr * sizeof(*now));
+		c->enabled = true;
+	}
+	free(now);
+	return err;
+}
+
+static void bperf_val_delta(struct bperf_val *to, const struct bperf_val *now,
+			    const struct bperf_val *then)
+{
+	to->counter += now->counter - then->counter;
+	to->enabled += now->enabled - then->enabled;
+	to->running += now->running - then->running;
+}
+
+static int bperf__disable(struct evsel *evsel)
+{
+	struct bperf_counter *c = evsel->bpf_skel;
+	struct bperf_val *now;
+	int i, err;
+
+	if (!c || c->unsupported || !c->enabled)
+		return 0;
+	now = calloc(c->nr, sizeof(*now));
+	if (!now)
+		return -ENOMEM;
+	err = bperf_values(evsel, c, now);
+	if (!err) {
+		for (i = 0; i < c->nr; i++)
+			bperf_val_delta(&c->base[i], &now[i], &c->snap[i]);
+		c->enabled = false;
+	}
+	free(now);
+	return err;
+}
+
+static int bperf__read(struct evsel *evsel)
+{
+	struct bperf_counter *c = evsel->bpf_skel;
+	struct perf_cpu_map *cpus = evsel__cpus(evsel);
+	struct perf_counts_values *counts;
+	struct bperf_val *now, v;
+	struct perf_cpu cpu;
+	int i, idx, err = 0;
+
+	if (!c)
+		return -EAGAIN;
+	now = calloc(c->nr, sizeof(*now));
+	if (!now)
+		return -ENOMEM;
+	if (c->enabled && !c->unsupported)
+		err = bperf_values(evsel, c, now);
+	if (err)
+		goto out;
+
+	if (bperf.tasks) {
+		for (i = 0; i < c->nr; i++) {
+			v = c->base[i];
+			if (c->enabled && !c->unsupported)
+				bperf_val_delta(&v, &now[i], &c->snap[i]);
+			counts = perf_counts(evsel->counts, 0, i);
+			counts->val = v.counter;
+			counts->ena = v.enabled;
+			counts->run = v.running;
+		}
+		goto out;
+	}
+	perf_cpu_map__for_each_cpu(cpu, idx, cpus) {
+		memset(&v, 0, sizeof(v));
+		if (cpu.cpu >= 0 && cpu.cpu < c->nr) {
+			v = c->base[cpu.cpu];
+			if (c->enabled && !c->unsupported)
+				bperf_val_delta(&v, &now[cpu.cpu],
+						&c->snap[cpu.cpu]);
+		}
+		counts = perf_counts(evsel->counts, idx, 0);
+		counts->val = v.counter;
+		counts->ena = v.enabled;
+		counts->run = v.running;
+	}
+out:
+	free(now);
+	return err;
+}
+
+static int bperf__destroy(struct evsel *evsel)
+{
+	struct bperf_counter *c = evsel->bpf_skel;
+
+	if (!c)
+		return 0;
+	if (bperf.attr_fd >= 0 && !bperf_lock()) {
+		if (!c->unsupported) {
+			if (bperf.tasks)
+				bperf_roots_del(c);
+			/* forget the use first: a crash now only leaks */
+			bperf.self.slots &= ~(1ULL << c->slot);
+			bpf_map_update_elem(bperf.sessions_fd, &bperf.sid,
+					    &bperf.self, BPF_EXIST);
+			bperf_slot_put(c->slot, bperf.tasks);
+		}
+		if (--bperf.users == 0)
+			bperf_leave();
+		else
+			bperf_unlock();
+	}
+	bperf_counter_free(c);
+	evsel->bpf_skel = NULL;
+	return 0;
+}
+
+struct bpf_counter_ops bperf_ops = {
+	.load       = bperf__load,
+	.enable     = bperf__enable,
+	.disable    = bperf__disable,
+	.read       = bperf__read,
+	.install_pe = bperf__install_pe,
+	.destroy    = bperf__destroy,
+};
+
+extern struct bpf_counter_ops bperf_cgrp_ops;
+
+static inline bool bpf_counter_skip(struct evsel *evsel)
+{
+	return evsel->bpf_counter_ops == NULL;
+}
+
+int bpf_counter__install_pe(struct evsel *evsel, int cpu_map_idx, int fd)
+{
+	if (bpf_counter_skip(evsel))
+		return 0;
+	return evsel->bpf_counter_ops->install_pe(evsel, cpu_map_idx, fd);
+}
+
+int bpf_counter__load(struct evsel *evsel, struct target *target)
+{
+	if (target->bpf_str)
+		evsel->bpf_counter_ops = &bpf_program_profiler_ops;
+	else if (cgrp_event_expanded && target->use_bpf)
+		evsel->bpf_counter_ops = &bperf_cgrp_ops;
+	else if (bperf_wanted(evsel, target))
+		evsel->bpf_counter_ops = &bperf_ops;
+
+	if (evsel->bpf_counter_ops)
+		return evsel->bpf_counter_ops->load(evsel, target);
+	return 0;
+}
+
+int bpf_counter__enable(struct evsel *evsel)
+{
+	if (bpf_counter_skip(evsel))
+		return 0;
+	return evsel->bpf_counter_ops->enable(evsel);
+}
+
+int bpf_counter__disable(struct evsel *evsel)
+{
+	if (bpf_counter_skip(evsel))
+		return 0;
+	return evsel->bpf_counter_ops->disable(evsel);
+}
+
+int bpf_counter__read(struct evsel *evsel)
+{
+	if (bpf_counter_skip(evsel))
+		return -EAGAIN;
+	return evsel->bpf_counter_ops->read(evsel);
+}
+
+void bpf_counter__destroy(struct evsel *evsel)
+{
+	if (bpf_counter_skip(evsel))
+		return;
+	evsel->bpf_counter_ops->destroy(evsel);
+	evsel->bpf_counter_ops = NULL;
+	evsel->bpf_skel = NULL;
+}

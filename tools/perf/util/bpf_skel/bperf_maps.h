@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Maps and helpers the two bperf objects share.  Both objects declare the
+ * same maps with LIBBPF_PIN_BY_NAME: perf loads them with one pin
+ * directory, so the second object reuses what the first one pinned.
+ * See the comment at the top of util/bpf_counter.c for the design.
+ *
+ * Makefile.perf does not track this header: touch the .bpf.c files after
+ * editing it.
+ */
+#ifndef __BPERF_MAPS_H
+#define __BPERF_MAPS_H
+
+#include "bperf_u.h"
+
+/* Possible CPUs: the stride of bperf_events.  Set by perf before load. */
+const volatile __u32 bperf_nr_cpus = 1;
+
+/* perf events, at slot * bperf_nr_cpus + cpu id; sized by perf */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(int));
+	__uint(map_flags, BPF_F_PRESERVE_ELEMS);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bperf_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bperf_ctl);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bperf_ctl SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bperf_cpu);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bperf_cpu SEC(".maps");
+
+/* what each slot counted on each CPU since the slot was set up */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BPERF_MAX_SLOTS);
+	__type(key, __u32);
+	__type(value, struct bperf_val);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bperf_totals SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BPERF_MAX_TASKS);
+	__type(key, struct bperf_task_key);
+	__type(value, struct bperf_task);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bperf_tasks SEC(".maps");
+
+static __always_inline void bperf_val_add(struct bperf_val *to,
+					  const struct bperf_val *d)
+{
+	__sync_fetch_and_add(&to->counter, d->counter);
+	__sync_fetch_and_add(&to->enabled, d->enabled);
+	__sync_fetch_and_add(&to->running, d->running);
+}
+
+/*
+ * Read every active slot on this CPU and charge what each counted since
+ * its previous reading here to the CPU total and, if the slot counts
+ * tasks and 'tid' is tracked for it, to that task.  At sched_switch and
+ * at exit 'tid' is the task leaving the CPU; in a BPF_PROG_TEST_RUN on
+ * another CPU it is the task the IPI interrupted.
+ */
+static __always_inline void bperf_account(__u32 tid)
+{
+	struct bperf_ctl *ctl;
+	struct bperf_cpu *pc;
+	__u32 zero = 0, cpu, nr, i;
+
+	ctl = bpf_map_lookup_elem(&bperf_ctl, &zero);
+	pc = bpf_map_lookup_elem(&bperf_cpu, &zero);
+	if (!ctl || !pc)
+		return;
+	/* a test run IPI landed while this CPU was in here: let it finish */
+	if (pc->busy)
+		return;
+	pc->busy = 1;
+
+	cpu = bpf_get_smp_processor_id();
+	nr = ctl->nr_active;
+	for (i = 0; i < BPERF_MAX_SLOTS; i++) {
+		struct bpf_perf_event_value now;
+		struct bperf_task_key key;
+		struct bperf_prev *prev;
+		struct bperf_task *task;
+		struct bperf_val d, *tot;
+		__u32 slot, gen;
+
+		if (i >= nr)
+			break;
+		slot = ctl->active[i] & (BPERF_MAX_SLOTS - 1);
+		if (bpf_perf_event_read_value(&bperf_events,
+					      slot * bperf_nr_cpus + cpu,
+					      &now, sizeof(now)))
+			continue;
+
+		/*
+		 * perf bumps the generation before it installs the events of
+		 * a reused slot: a reading from the new events never meets
+		 * the old generation, and the first one only sets a base.
+		 */
+		/* the verifier forgets bounds across the helper call */
+		slot &= BPERF_MAX_SLOTS - 1;
+		gen = ctl->gen[slot];
+		prev = &pc->prev[slot];
+		if (prev->gen != gen) {
+			prev->gen = gen;
+			prev->v.counter = now.counter;
+			prev->v.enabled = now.enabled;
+			prev->v.running = now.running;
+			continue;
+		}
+		d.counter = now.counter - prev->v.counter;
+		d.enabled = now.enabled - prev->v.enabled;
+		d.running = now.running - prev->v.running;
+		prev->v.counter = now.counter;
+		prev->v.enabled = now.enabled;
+		prev->v.running = now.running;
+
+		tot = bpf_map_lookup_elem(&bperf_totals, &slot);
+		if (tot) {
+			tot->counter += d.counter;
+			tot->enabled += d.enabled;
+			tot->running += d.running;
+		}
+
+		if (!tid || !(ctl->task_slots & (1ULL << slot)))
+			continue;
+		key.tid = tid;
+		key.slot = slot;
+		task = bpf_map_lookup_elem(&bperf_tasks, &key);
+		if (task && !task->exited)
+			bperf_val_add(&task->own, &d);
+	}
+	pc->busy = 0;
+}
+
+/*
+ * Drop one reference on the entry of (tid, slot).  The last one folds
+ * the entry's counts into its anchor, deletes it and goes on to drop the
+ * reference it held on the anchor.
+ */
+static __always_inline void bperf_put(__u32 tid, __u32 slot)
+{
+	struct bperf_task_key key = { .tid = tid, .slot = slot };
+	struct bperf_task *task;
+	struct bperf_val sum;
+	__u32 anc, i;
+
+	for (i = 0; i < BPERF_MAX_DEPTH; i++) {
+		task = bpf_map_lookup_elem(&bperf_tasks, &key);
+		if (!task)
+			return;
+		if (__sync_fetch_and_add(&task->hold, -1) != 1)
+			return;
+
+		anc = task->anc;
+		sum.counter = task->own.counter + task->folded.counter;
+		sum.enabled = task->own.enabled + task->folded.enabled;
+		sum.running = task->own.running + task->folded.running;
+		bpf_map_delete_elem(&bperf_tasks, &key);
+		if (!anc)
+			return;
+
+		key.tid = anc;
+		task = bpf_map_lookup_elem(&bperf_tasks, &key);
+		if (!task)
+			return;
+		bperf_val_add(&task->folded, &sum);
+	}
+}
+
+#endif /* __BPERF_MAPS_H */

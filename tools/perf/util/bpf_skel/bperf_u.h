@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Layouts shared by perf (util/bpf_counter.c) and the bperf BPF programs
+ * (bperf_leader.bpf.c, bperf_follower.bpf.c).  Every map bperf pins holds
+ * one of the types below; changing any of them changes what a pinned map
+ * must look like, so bump BPERF_MAGIC with it.
+ */
+#ifndef __BPERF_U_H
+#define __BPERF_U_H
+
+/* Layout version, stored in the control map by whoever created it. */
+#define BPERF_MAGIC		0x62706632	/* "bpf2" */
+
+/* Distinct events counted at once, by all sessions together. */
+#define BPERF_MAX_SLOTS		64
+/* Concurrent perf stat sessions sharing one set of maps. */
+#define BPERF_MAX_SESSIONS	4096
+/* Tasks tracked for task-mode sessions, summed over all event slots. */
+#define BPERF_MAX_TASKS		16384
+/* Root tasks registered by all task-mode sessions. */
+#define BPERF_MAX_ROOTS		65536
+/* How far one exit may cascade up a chain of anchors. */
+#define BPERF_MAX_DEPTH		8
+
+/* A counter triple, laid out like struct bpf_perf_event_value. */
+struct bperf_val {
+	__u64 counter;
+	__u64 enabled;
+	__u64 running;
+};
+
+/* Last reading of one slot on one CPU, and the slot generation it is for. */
+struct bperf_prev {
+	struct bperf_val v;
+	__u64 gen;
+};
+
+/* Per-CPU state of the accounting programs (one element, per-CPU map). */
+struct bperf_cpu {
+	__u64 busy;
+	struct bperf_prev prev[BPERF_MAX_SLOTS];
+};
+
+/*
+ * The control block (one element).  The programs read the first part;
+ * only perf writes it, with the attr map locked.
+ */
+struct bperf_ctl {
+	__u32 magic;
+	__u32 nr_cpus;			/* stride of the events array */
+	__u32 nr_active;
+	__u32 unused;
+	__u64 task_slots;		/* slots some task-mode session uses */
+	__u32 active[BPERF_MAX_SLOTS];	/* slots to read, groups adjacent */
+	__u32 gen[BPERF_MAX_SLOTS];	/* bumped each time a slot is reused */
+	/* perf's bookkeeping; the programs never look at it */
+	__u32 switch_link_id;
+	__u32 fork_link_id;
+	__u32 exit_link_id;
+	__u32 root_prog_id;
+	__u32 nr_sessions;
+	__u32 next_sid;
+	__u32 gc_cursor;
+	__u32 flags;
+};
+
+/* Key of the tasks map: one entry per tracked task and event slot. */
+struct bperf_task_key {
+	__u32 tid;
+	__u32 slot;
+};
+
+/*
+ * A tracked task.  'hold' counts the references that keep the entry:
+ * one while the task lives ('alive'), one per session that registered
+ * it as a root, one per tracked task anchored to it.  Whoever drops the
+ * last one folds own + folded into the anchor and deletes the entry.
+ */
+struct bperf_task {
+	struct bperf_val own;		/* counted while this task ran */
+	struct bperf_val folded;	/* from exited tasks anchored here */
+	__u64 hold;
+	__u64 alive;
+	__u32 anc;			/* anchor: nearest root above, 0: none */
+	__u32 roots;			/* sessions using it as a root */
+	__u32 iroots;			/* ... of which count its children */
+	__u32 exited;
+};
+
+/* Argument of the root-registration program (BPF_PROG_TEST_RUN ctx). */
+struct bperf_root_op {
+	__u32 op;
+	__u32 tid;
+	__u32 slot;
+	__u32 inherit;
+};
+
+enum bperf_root_ops {
+	BPERF_ROOT_ADD = 1,	/* register tid as a root */
+	BPERF_ROOT_DEL,		/* drop one registration */
+	BPERF_ROOT_GONE,	/* tid exited before it was seen: drop 'alive' */
+};
+
+/*
+ * The rest is perf's bookkeeping, kept in pinned maps so that a later
+ * session can clean up after one that died.  No program reads it.
+ */
+
+/* Key of the attr map: an event and where it sits in its group. */
+struct bperf_attr_key {
+	struct perf_event_attr attr;
+	__u64 group_sig;		/* hash of the group's attrs, 0: none */
+	__u32 group_pos;
+	__u32 group_len;
+};
+
+/* What a slot counts and who uses it (array indexed by slot). */
+struct bperf_slot {
+	struct bperf_attr_key key;
+	__u32 users;			/* sessions counting this slot */
+	__u32 task_users;		/* ... of which count tasks */
+};
+
+/* A registered session (hash keyed by session id). */
+struct bperf_session {
+	__u64 start_time;		/* /proc/<pid>/stat starttime */
+	__u64 pidns;			/* inode of the session's pid namespace */
+	__u64 slots;			/* slots it uses */
+	__u32 pid;
+	__u32 flags;			/* BPERF_SESSION_* */
+};
+
+/* The session counts tasks: look for its roots when it is gone. */
+#define BPERF_SESSION_TASKS	1
+
+/* Key of the roots map: a session's registration of a root task. */
+struct bperf_root_key {
+	__u32 sid;
+	__u32 tid;
+	__u32 slot;
+	__u32 inherit;
+};
+
+#endif /* __BPERF_U_H */
