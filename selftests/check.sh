@@ -15,7 +15,9 @@ mkdir -p "$res"
 ln -sfn "$res" "$BUILD_DIR/results/latest"
 tap=$res/check.tap
 phase "running the tests in the VM, console in $res/console.log"
-"$TOP/selftests/run-vm.sh" --timeout "${CHECK_TIMEOUT:-2400}" --job "$res/job" \
+# Three vCPUs, so that the bperf test can offline the middle one.
+VM_CPUS=${VM_CPUS:-3} \
+	"$TOP/selftests/run-vm.sh" --timeout "${CHECK_TIMEOUT:-2400}" --job "$res/job" \
 	--log "$res/console.log" -- "$TOP/selftests/guest-check.sh"
 vm_rc=$?
 phase_done
@@ -62,11 +64,14 @@ done <"$res/job/kselftest-skipped"
 # last line of its output that speaks of skipping.
 perf_results() {
 	awk '
-	/^ *[0-9.]+: .* : (Ok|FAILED!|Skip.*)$/ {
+	# perf pads the description to a column; a longer one runs right
+	# up to the ": " before the verdict
+	/^ *[0-9.]+: .*: (Ok|FAILED!|Skip.*)$/ {
 		line = $0
 		sub(/^ +/, "", line)
-		verdict = line; sub(/^.* : /, "", verdict)
-		name = line; sub(/ +: (Ok|FAILED!|Skip.*)$/, "", name); sub(/:/, "", name)
+		match(line, / *: (Ok|FAILED!|Skip.*)$/)
+		verdict = substr(line, RSTART); sub(/^ *: /, "", verdict)
+		name = substr(line, 1, RSTART - 1); sub(/:/, "", name)
 		reason = ""
 		if (verdict ~ /^Skip \(/) {
 			reason = verdict; sub(/^Skip \(/, "", reason); sub(/\)$/, "", reason)
