@@ -85,15 +85,16 @@
  * --bpf-attr-map path, by default /sys/fs/bpf/bperf_attr_map (not
  * upstream's perf_attr_map: its layout differs, and both perfs may run on
  * one machine).  The other maps are pinned in the directory of the same
- * name plus "_dir" (bpffs allows no dots in names).  Every change to the shared state happens with the attr
- * map flock()ed.  The programs are not pinned: their link and program ids
- * sit in bperf_ctl and every session holds fds on them; a session that
- * finds the ids stale (every earlier session is gone) loads the programs
- * again on the pinned maps.  A session that died without cleaning up is
- * found by the next ones (its pid is gone, or its start time changed):
- * its roots are released, its slots dropped, a slot nobody uses is freed
- * and its events closed.  The last session to leave unpins everything,
- * unless stat.bpf-attr-map-persistent is set in perf config.
+ * name plus "_dir" (bpffs allows no dots in names).  Every change to the
+ * shared state happens with the attr map flock()ed.  The programs are not
+ * pinned: their link and program ids sit in bperf_ctl and every session
+ * holds fds on them; a session that finds the ids stale (every earlier
+ * session is gone) loads the programs again on the pinned maps.  A session
+ * that died without cleaning up is found by the next ones (its pid is
+ * gone, or its start time changed): its roots are released, its slots
+ * dropped, a slot nobody uses is freed and its events closed.  The last
+ * session to leave unpins everything, unless stat.bpf-attr-map-persistent
+ * is set in perf config.
  */
 
 #include <assert.h>
@@ -345,7 +346,7 @@ static int bpf_program_profiler__read(struct evsel *evsel)
 
 	perf_cpu_map__for_each_idx(idx, cpus) {
 		counts = perf_counts(evsel->counts, idx, 0);
-		counts->val = counts->ena = counts->run = 0;
+		memset(counts, 0, sizeof(*counts));
 	}
 	list_for_each_entry(counter, &evsel->bpf_counter_list, list) {
 		struct bpf_prog_profiler_bpf *skel = counter->skel;
@@ -1773,12 +1774,12 @@ static void bperf_counter_free(struct bperf_counter *c)
 static int bperf_check_target(struct evsel *evsel, struct target *target,
 			      bool *tasks)
 {
-	if (target->system_wide || target->cpu_list)
+	if (target->system_wide || target->cpu_list) {
 		*tasks = false;
-	else if (target->tid || target->pid ||
-		 evsel->evlist->workload.pid != -1)
+	} else if (target->tid || target->pid ||
+		   evsel->evlist->workload.pid != -1) {
 		*tasks = true;
-	else {
+	} else {
 		pr_err("bpf managed perf events do not yet support these targets.\n");
 		return -1;
 	}
