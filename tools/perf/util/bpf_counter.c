@@ -89,12 +89,12 @@
  * shared state happens with the attr map flock()ed.  The programs are not
  * pinned: their link and program ids sit in bperf_ctl and every session
  * holds fds on them; a session that finds the ids stale (every earlier
- * session is gone) loads the programs again on the pinned maps.  A
- * session that died without cleaning up is found by the next ones (its
- * pid is gone, or its start time changed): its roots are released, its
- * slots dropped, a slot nobody uses is freed and its events closed.  The
- * last session to leave unpins everything, unless
- * stat.bpf-attr-map-persistent is set in perf config.
+ * session is gone) loads the programs again on the pinned maps.  A session
+ * that died without cleaning up is found by the next ones (its pid is
+ * gone, or its start time changed): its roots are released, its slots
+ * dropped, a slot nobody uses is freed and its events closed.  The last
+ * session to leave unpins everything, unless stat.bpf-attr-map-persistent
+ * is set in perf config.
  */
 
 #include <assert.h>
@@ -346,9 +346,7 @@ static int bpf_program_profiler__read(struct evsel *evsel)
 
 	perf_cpu_map__for_each_idx(idx, cpus) {
 		counts = perf_counts(evsel->counts, idx, 0);
-		counts->val = 0;
-		counts->ena = 0;
-		counts->run = 0;
+		memset(counts, 0, sizeof(*counts));
 	}
 	list_for_each_entry(counter, &evsel->bpf_counter_list, list) {
 		struct bpf_prog_profiler_bpf *skel = counter->skel;
@@ -1861,14 +1859,14 @@ static int bperf_check_target(struct evsel *evsel, struct target *target,
 {
 	if (target->system_wide || target->cpu_list) {
 		*tasks = false;
-		return 0;
-	}
-	if (target->tid || target->pid || evsel->evlist->workload.pid != -1) {
+	} else if (target->tid || target->pid ||
+		   evsel->evlist->workload.pid != -1) {
 		*tasks = true;
-		return 0;
+	} else {
+		pr_err("bpf managed perf events do not yet support these targets.\n");
+		return -1;
 	}
-	pr_err("bpf managed perf events do not yet support these targets.\n");
-	return -1;
+	return 0;
 }
 
 static int bperf__load(struct evsel *evsel, struct target *target)

@@ -55,12 +55,16 @@ expect_error "attr map outside bpffs" "not on a BPF filesystem" \
 expect_error "no bpffs mounted" "not on a BPF filesystem" \
 	unshare -m sh -c 'umount /sys/fs/bpf && perf stat --bpf-counters -e cpu-clock -a true'
 
-# Hard limits: 64 distinct events at once (periods of a second or more,
-# so that the samples nobody reads are rare).
+# Hard limits: 64 distinct events at once.  Software events with
+# different modifiers are different events.
 events=
-for i in $(seq 65); do
-	events="$events${events:+,}cpu-clock/period=$((1000000000 + i))/"
+for e in cpu-clock task-clock page-faults context-switches cpu-migrations \
+	 minor-faults major-faults alignment-faults emulation-faults; do
+	for m in "" u k h uk uh kh; do
+		events="$events${events:+,}$e${m:+:$m}"
+	done
 done
+events="$events,cpu-clock:D,task-clock:D"
 expect_error "65 distinct events" "all 64 event slots are in use" \
 	perf stat --bpf-counters --bpf-attr-map "$attr" -e "$events" -a true
 left=$(bperf_pinned)

@@ -57,7 +57,8 @@ for n in 40 200; do
 		sleep 0.3
 	done
 	[ "$registered" = "$n" ] ||
-		bperf_fail "$registered of $n sessions registered: $(cat "$tmp"/s*.err | sort | uniq -c)"
+		bperf_fail "$registered of $n sessions registered:" \
+			"$(cat "$tmp"/s*.err | sort | uniq -c)"
 	bperf_wait_fd $ref_a perf_event && bperf_wait_fd $ref_p perf_event ||
 		bperf_fail "the reference sessions did not start"
 	leaders=$(bpftool prog show | grep -c ' name bperf_switch ')
@@ -77,7 +78,8 @@ for n in 40 200; do
 			u=$(utilized "s$i")
 			awk -v u="${u:-0}" -v n="$ncpus" \
 				'BEGIN { exit !(u >= 0.9 * n && u <= 1.3 * n) }' && continue
-			echo "session $i: ${u:-no} CPUs utilized: $(cat "$tmp/s$i.out" "$tmp/s$i.err")"
+			echo "session $i: ${u:-no} CPUs utilized:" \
+				"$(cat "$tmp/s$i.out" "$tmp/s$i.err")"
 		else
 			v=$(bperf_count "s$i" task-clock) && bperf_within "$ref" "$v" 5 &&
 				continue

@@ -5,8 +5,9 @@
 # Two concurrent system-wide bperf sessions on the same event must find the
 # leader the first one set up through the attr map, instead of loading a
 # second one, and each must count what a plain perf stat counts over the
-# same interval.  Once both are gone, nothing stays pinned.  The sessions start at different times (bperf takes
-# longer to set up), so each workload stamps when it began and ended, and
+# same interval.  Once both are gone, nothing stays pinned.  The sessions
+# start at different times (bperf takes longer to set up), so each
+# workload stamps when it began and ended, and
 # the counts are compared as rates over those intervals.
 
 set -u
