@@ -95,6 +95,22 @@
  * dropped, a slot nobody uses is freed and its events closed.  The last
  * session to leave unpins everything, unless stat.bpf-attr-map-persistent
  * is set in perf config.
+ *
+ * Details.  A slot freed and used again gets a new generation in
+ * bperf_ctl, which perf bumps before it installs the new events: the
+ * first reading of a new generation on a CPU only sets the base.  A
+ * group's events are opened per CPU as a perf group whose leader starts
+ * disabled and is enabled once the group is whole (a sibling added to a
+ * running CPU group would not be scheduled).  The programs skip a run
+ * that interrupts another one on the same CPU (a test run IPI landing in
+ * sched_switch), so per-CPU state is never updated twice at once.
+ *
+ * Limits.  64 distinct events (a group counts as its events), 4096
+ * sessions, 16384 tracked tasks (children beyond are not counted).
+ * Events are opened on the CPUs online when their slot is set up.  A
+ * task's share of context-switches is approximate: the kernel counts a
+ * switch just after the tracepoint, so it lands in the next task's
+ * share.  Sessions in other pid namespaces are never taken for dead.
  */
 
 #include <assert.h>
