@@ -3,7 +3,7 @@
 # Guest half of 'make bench-bperf' (selftests/bench/bperf.sh runs it in
 # the VM).  For upstream perf (perf-base) and ours in turn, keeps adding
 # sessions of
-#     perf stat --bpf-counters -e cpu-clock -a -- sleep 600
+#     perf stat --bpf-counters -e cpu-clock -a -- sleep $BENCH_HOLD
 # and, at each N asked for, measures
 #     perf bench sched pipe -l $BENCH_LOOPS
 # three times.  Writes "tool,N,run,usecs_per_op" lines to $JOB/bench.csv
@@ -11,6 +11,9 @@
 # measures both, so only the sessions differ.
 
 loops=${BENCH_LOOPS:-20000}
+# Sessions sleep longer than the 600 s of the original recipe: 1000 of
+# them take about 20 minutes to start in a TCG VM.
+hold=${BENCH_HOLD:-7200}
 runs=${BENCH_RUNS:-3}
 ns_base=${BENCH_N_BASE:-0 1 8 32 38}
 ns_ours=${BENCH_N_OURS:-0 1 8 32 38 100 1000}
@@ -24,17 +27,25 @@ usecs() {
 		awk '/usecs\/op/ { print $1; exit }'
 }
 
-# ready PID: the session holds a BPF link (it has set up its counters),
-# or it has died
-ready() {
-	local fd
+# sessions TOOL: how many sessions have set up their counters: upstream
+# loads one follower program per session, ours registers each one
+sessions() {
+	if [ "$1" = base ]; then
+		bpftool prog show | grep -c ' name fexit_XXX '
+	else
+		bpftool -j map dump pinned /sys/fs/bpf/bperf_attr_map_dir/bperf_sessions \
+			2>/dev/null | grep -o '"key":\[' | wc -l
+	fi
+}
 
-	for fd in "/proc/$1/fd/"*; do
-		case $(readlink "$fd" 2>/dev/null) in
-		*bpf-link*) return 0 ;;
-		esac
+# alive: how many of the sessions started are still there
+alive() {
+	local p n=0
+
+	for p in "${pids[@]}"; do
+		kill -0 "$p" 2>/dev/null && n=$((n + 1))
 	done
-	! kill -0 "$1" 2>/dev/null
+	echo $n
 }
 
 for tool in base ours; do
@@ -44,22 +55,22 @@ for tool in base ours; do
 	pids=()
 	for n in $ns; do
 		t0=$(date +%s)
+		# start them 20 at a time, so that perf does not start 900 at once
 		while [ ${#pids[@]} -lt "$n" ]; do
-			$perf stat --bpf-counters -e cpu-clock -a -o /dev/null -- sleep 600 \
-				2>>/tmp/sessions.err &
-			pids+=($!)
-		done
-		for p in "${pids[@]}"; do
-			while ! ready "$p"; do
-				sleep 0.2
+			batch=$(( n - ${#pids[@]} < 20 ? n - ${#pids[@]} : 20 ))
+			for _ in $(seq $batch); do
+				$perf stat --bpf-counters -e cpu-clock -a -o /dev/null \
+					-- sleep "$hold" 2>>/tmp/sessions.err &
+				pids+=($!)
 			done
+			while [ "$(sessions $tool)" -lt ${#pids[@]} ] &&
+			      [ "$(alive)" = ${#pids[@]} ]; do
+				sleep 1
+			done
+			[ "$(alive)" = ${#pids[@]} ] || break
 		done
-		alive=0
-		for p in "${pids[@]}"; do
-			kill -0 "$p" 2>/dev/null && alive=$((alive + 1))
-		done
-		if [ "$alive" != "$n" ]; then
-			echo "$tool: only $alive of $n sessions running:"
+		if [ "$(alive)" != "$n" ] || [ "$(sessions $tool)" != "$n" ]; then
+			echo "$tool: only $(alive) of $n sessions running:"
 			sort /tmp/sessions.err | uniq -c | head -5
 			break
 		fi

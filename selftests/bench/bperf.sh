@@ -7,7 +7,8 @@
 # and the overhead against N = 0 of the same perf.  Writes an SVG plot.
 # A benchmark, not a test: it fails only if the VM run fails.
 #
-# BENCH_N_BASE, BENCH_N_OURS (lists of N), BENCH_LOOPS, BENCH_RUNS and
+# BENCH_N_BASE, BENCH_N_OURS (lists of N), BENCH_LOOPS, BENCH_RUNS,
+# BENCH_HOLD (how long sessions sleep: 1000 take 20 minutes to start) and
 # BENCH_VM_MEM (1000 sessions of perf need about 11 GB) tune it.
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/mk/common.sh"
@@ -20,6 +21,7 @@ phase "bperf sessions vs perf bench sched pipe, in one VM run (log in $out/conso
 # the guest sees only the command line: pass the settings on it
 cmd="BENCH_N_BASE='${BENCH_N_BASE:-}' BENCH_N_OURS='${BENCH_N_OURS:-}'"
 cmd="$cmd BENCH_LOOPS=${BENCH_LOOPS:-20000} BENCH_RUNS=${BENCH_RUNS:-3}"
+cmd="$cmd BENCH_HOLD=${BENCH_HOLD:-7200}"
 cmd="$cmd $TOP/selftests/bench/bperf-guest.sh"
 VM_MEM=${BENCH_VM_MEM:-14G} "$TOP/selftests/run-vm.sh" \
 	--timeout "${BENCH_TIMEOUT:-5400}" --log "$out/console" --job "$job" \

@@ -95,6 +95,22 @@
  * dropped, a slot nobody uses is freed and its events closed.  The last
  * session to leave unpins everything, unless stat.bpf-attr-map-persistent
  * is set in perf config.
+ *
+ * Details.  A slot freed and used again gets a new generation in
+ * bperf_ctl, which perf bumps before it installs the new events: the
+ * first reading of a new generation on a CPU only sets the base.  A
+ * group's events are opened per CPU as a perf group whose leader starts
+ * disabled and is enabled once the group is whole (a sibling added to a
+ * running CPU group would not be scheduled).  The programs skip a run
+ * that interrupts another one on the same CPU (a test run IPI landing in
+ * sched_switch), so per-CPU state is never updated twice at once.
+ *
+ * Limits.  64 distinct events (a group counts as its events), 4096
+ * sessions, 16384 tracked tasks (children beyond are not counted).
+ * Events are opened on the CPUs online when their slot is set up.  A
+ * task's share of context-switches is approximate: the kernel counts a
+ * switch just after the tracepoint, so it lands in the next task's
+ * share.  Sessions in other pid namespaces are never taken for dead.
  */
 
 #include <assert.h>
@@ -350,15 +366,17 @@ static int bpf_program_profiler__read(struct evsel *evsel)
 	}
 	list_for_each_entry(counter, &evsel->bpf_counter_list, list) {
 		struct bpf_prog_profiler_bpf *skel = counter->skel;
+		int fd = bpf_map__fd(skel->maps.accum_readings);
 
-		err = bpf_map_lookup_elem(bpf_map__fd(skel->maps.accum_readings),
-					  &zero, values);
+		err = bpf_map_lookup_elem(fd, &zero, values);
 		if (err) {
 			pr_err("failed to read value\n");
 			break;
 		}
 		for (c = 0; c < nr_cpus; c++) {
-			idx = perf_cpu_map__idx(cpus, (struct perf_cpu){ .cpu = c });
+			struct perf_cpu cpu = { .cpu = c };
+
+			idx = perf_cpu_map__idx(cpus, cpu);
 			if (idx < 0)
 				continue;
 			counts = perf_counts(evsel->counts, idx, 0);
@@ -374,9 +392,9 @@ static int bpf_program_profiler__read(struct evsel *evsel)
 static int bpf_program_profiler__install_pe(struct evsel *evsel,
 					    int cpu_map_idx, int fd)
 {
-	struct perf_cpu cpu = perf_cpu_map__cpu(evsel__cpus(evsel), cpu_map_idx);
+	struct perf_cpu_map *cpus = evsel__cpus(evsel);
+	__u32 key = perf_cpu_map__cpu(cpus, cpu_map_idx).cpu;
 	struct bpf_counter *counter;
-	__u32 key = cpu.cpu;
 	int err;
 
 	list_for_each_entry(counter, &evsel->bpf_counter_list, list) {
@@ -533,7 +551,7 @@ static int bperf_paths(struct target *target)
 	else if (slash)
 		*slash = '\0';
 	else
-		strcpy(parent, ".");
+		scnprintf(parent, sizeof(parent), ".");
 	if (statfs(parent, &fs)) {
 		pr_err("bperf: cannot use %s for the attr map: %s\n",
 		       parent, strerror(errno));
@@ -547,6 +565,24 @@ static int bperf_paths(struct target *target)
 		return -1;
 	}
 	return 0;
+}
+
+/* The name of a map's BTF value type; kernel BTF objects are cached. */
+static const char *bperf_btf_value_name(const struct bpf_map_info *info)
+{
+	static struct btf *btf;
+	static __u32 btf_id;
+	const struct btf_type *t;
+
+	if (!info->btf_id || !info->btf_value_type_id)
+		return NULL;
+	if (btf_id != info->btf_id) {
+		btf__free(btf);
+		btf = btf__load_from_kernel_by_id(info->btf_id);
+		btf_id = btf ? info->btf_id : 0;
+	}
+	t = btf ? btf__type_by_id(btf, info->btf_value_type_id) : NULL;
+	return t ? btf__name_by_offset(btf, t->name_off) : NULL;
 }
 
 /*
@@ -586,16 +622,12 @@ static int bperf_map_compatible(int fd, const char *path, __u32 type,
 		scnprintf(why, sizeof(why), "name '%s', want '%s'",
 			  info.name, name);
 	else if (btf_value) {
-		struct btf *btf = info.btf_id ?
-			btf__load_from_kernel_by_id(info.btf_id) : NULL;
-		const struct btf_type *t = btf && info.btf_value_type_id ?
-			btf__type_by_id(btf, info.btf_value_type_id) : NULL;
-		const char *tname = t ? btf__name_by_offset(btf, t->name_off) : NULL;
+		const char *tname = bperf_btf_value_name(&info);
 
 		if (!tname || strcmp(tname, btf_value))
-			scnprintf(why, sizeof(why), "BTF value type '%s', want '%s'",
+			scnprintf(why, sizeof(why),
+				  "BTF value type '%s', want '%s'",
 				  tname ?: "none", btf_value);
-		btf__free(btf);
 	}
 	if (!why[0])
 		return 0;
@@ -631,7 +663,8 @@ static int bperf_attr_map_open(void)
 				    sizeof(struct bperf_attr_key),
 				    sizeof(__u32), BPERF_MAX_SLOTS, &opts);
 		if (fd < 0) {
-			bperf_report(-errno, "cannot create the attr map", NULL);
+			bperf_report(-errno, "cannot create the attr map",
+				     NULL);
 			return -1;
 		}
 		if (!bpf_obj_pin(fd, bperf.attr_path))
@@ -733,7 +766,7 @@ static void bperf_unlock(void)
 /* Fields 3 (state) and 22 (start time) of /proc/<pid>/stat. */
 static int bperf_proc_stat(pid_t pid, char *state, __u64 *start)
 {
-	char path[64], buf[1024], *p;
+	char path[64], buf[1024], *p, *end;
 	unsigned long long st;
 	ssize_t n;
 	int fd, i;
@@ -759,7 +792,11 @@ static int bperf_proc_stat(pid_t pid, char *state, __u64 *start)
 		if (p)
 			p++;
 	}
-	if (!p || sscanf(p, "%llu", &st) != 1)
+	if (!p)
+		return -1;
+	errno = 0;
+	st = strtoull(p, &end, 10);
+	if (errno || end == p)
 		return -1;
 	*start = st;
 	return 0;
@@ -868,8 +905,14 @@ static void bperf_slot_put(__u32 slot, bool tasks)
 	}
 	bpf_map_update_elem(bperf.slots_fd, &slot, &rec, BPF_ANY);
 	if (!rec.task_users && (bperf.ctl.task_slots & (1ULL << slot))) {
+		/*
+		 * No session counts tasks with it: stop tracking them, and
+		 * forget the tasks still tracked, which would never be
+		 * dropped now that the exit program skips the slot.
+		 */
 		bperf.ctl.task_slots &= ~(1ULL << slot);
 		bperf_ctl_write();
+		bperf_purge_tasks(slot);
 	}
 }
 
@@ -908,7 +951,8 @@ static int bperf_dump(int fd, void *keys, __u32 key_size, void *vals,
 		if (bpf_map_get_next_key(fd, prev, key))
 			break;
 		prev = key;
-		if (!bpf_map_lookup_elem(fd, key, vals + (size_t)n * value_size))
+		if (!bpf_map_lookup_elem(fd, key,
+					 vals + (size_t)n * value_size))
 			n++;
 	}
 	return n;
@@ -925,16 +969,17 @@ static void bperf_reap(__u32 sid, const struct bperf_session *s)
 	if (s->flags & BPERF_SESSION_TASKS) {
 		keys = calloc(BPERF_MAX_ROOTS, sizeof(*keys));
 		vals = calloc(BPERF_MAX_ROOTS, sizeof(*vals));
-		n = keys && vals ? bperf_dump(bperf.roots_fd, keys, sizeof(*keys),
-					      vals, sizeof(*vals),
-					      BPERF_MAX_ROOTS) : 0;
+		n = 0;
+		if (keys && vals)
+			n = bperf_dump(bperf.roots_fd, keys, sizeof(*keys),
+				       vals, sizeof(*vals), BPERF_MAX_ROOTS);
 		for (i = 0; i < n; i++) {
 			if (keys[i].sid != sid)
 				continue;
 			/* forget the record first: a crash now only leaks */
 			bpf_map_delete_elem(bperf.roots_fd, &keys[i]);
-			bperf_root_run(BPERF_ROOT_DEL, keys[i].tid, keys[i].slot,
-				       keys[i].inherit);
+			bperf_root_run(BPERF_ROOT_DEL, keys[i].tid,
+				       keys[i].slot, keys[i].inherit);
 		}
 		free(keys);
 		free(vals);
@@ -1159,6 +1204,7 @@ static int bperf_open_pinned(struct bpf_map *map, struct btf *btf, int *fd)
 static int bperf_open_maps(void)
 {
 	struct bperf_leader_bpf *skel;
+	typeof(skel->maps) *maps;
 	struct btf *btf;
 	int err = -1;
 
@@ -1171,21 +1217,27 @@ static int bperf_open_maps(void)
 	btf = bpf_object__btf(skel->obj);
 	bpf_map__set_max_entries(skel->maps.bperf_events,
 				 BPERF_MAX_SLOTS * bperf.nr_cpus);
-	if (bperf_open_pinned(skel->maps.bperf_ctl, btf, &bperf.ctl_fd) ||
-	    bperf_open_pinned(skel->maps.bperf_slots, btf, &bperf.slots_fd) ||
-	    bperf_open_pinned(skel->maps.bperf_sessions, btf, &bperf.sessions_fd) ||
-	    bperf_open_pinned(skel->maps.bperf_roots, btf, &bperf.roots_fd) ||
-	    bperf_open_pinned(skel->maps.bperf_tasks, btf, &bperf.tasks_fd) ||
-	    bperf_open_pinned(skel->maps.bperf_totals, btf, &bperf.totals_fd) ||
-	    bperf_open_pinned(skel->maps.bperf_events, btf, &bperf.events_fd))
+	maps = &skel->maps;
+	if (bperf_open_pinned(maps->bperf_ctl, btf, &bperf.ctl_fd) ||
+	    bperf_open_pinned(maps->bperf_slots, btf, &bperf.slots_fd) ||
+	    bperf_open_pinned(maps->bperf_sessions, btf, &bperf.sessions_fd) ||
+	    bperf_open_pinned(maps->bperf_roots, btf, &bperf.roots_fd) ||
+	    bperf_open_pinned(maps->bperf_tasks, btf, &bperf.tasks_fd) ||
+	    bperf_open_pinned(maps->bperf_totals, btf, &bperf.totals_fd) ||
+	    bperf_open_pinned(maps->bperf_events, btf, &bperf.events_fd))
 		goto out;
 	/* perf and the BPF objects must agree on the layouts */
-	if (bpf_map__value_size(skel->maps.bperf_ctl) != sizeof(struct bperf_ctl) ||
-	    bpf_map__value_size(skel->maps.bperf_slots) != sizeof(struct bperf_slot) ||
-	    bpf_map__value_size(skel->maps.bperf_sessions) != sizeof(struct bperf_session) ||
-	    bpf_map__key_size(skel->maps.bperf_roots) != sizeof(struct bperf_root_key) ||
-	    bpf_map__value_size(skel->maps.bperf_tasks) != sizeof(struct bperf_task) ||
-	    bpf_map__value_size(skel->maps.bperf_totals) != sizeof(struct bperf_val)) {
+	if (bpf_map__value_size(maps->bperf_ctl) != sizeof(struct bperf_ctl) ||
+	    bpf_map__value_size(maps->bperf_slots) !=
+	    sizeof(struct bperf_slot) ||
+	    bpf_map__value_size(maps->bperf_sessions) !=
+	    sizeof(struct bperf_session) ||
+	    bpf_map__key_size(maps->bperf_roots) !=
+	    sizeof(struct bperf_root_key) ||
+	    bpf_map__value_size(maps->bperf_tasks) !=
+	    sizeof(struct bperf_task) ||
+	    bpf_map__value_size(maps->bperf_totals) !=
+	    sizeof(struct bperf_val)) {
 		pr_err("bperf: perf and its BPF objects disagree on map layouts\n");
 		goto out;
 	}
@@ -1285,7 +1337,8 @@ static int bperf_register(void)
 		if (!err)
 			break;
 		if (errno != EEXIST) {
-			bperf_report(-errno, "cannot register the session", NULL);
+			bperf_report(-errno, "cannot register the session",
+				     NULL);
 			return -1;
 		}
 	}
@@ -1479,6 +1532,13 @@ static void bperf_make_keys(struct evsel *leader, struct bperf_attr_key *keys,
 	}
 }
 
+/* Errors perf stat shows as "<not supported>" rather than fail on */
+static bool bperf_unsupported(int err)
+{
+	return err == -ENOENT || err == -EOPNOTSUPP || err == -ENXIO ||
+	       err == -EINVAL || err == -ENODEV;
+}
+
 /*
  * Open the events of a group (or a lone event) on every online CPU, as
  * a real perf group, and put them in the events array at their slots.
@@ -1535,13 +1595,13 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 	if (err) {
 		char msg[BUFSIZ];
 
-		if (err == -ENOENT || err == -EOPNOTSUPP || err == -ENXIO ||
-		    err == -EINVAL || err == -ENOSYS || err == -ENODEV) {
+		if (bperf_unsupported(err)) {
 			pr_debug("bperf: %s is not supported\n",
 				 evsel__name(pos));
 		} else {
 			errno = -err;
-			evsel__open_strerror(pos, target, -err, msg, sizeof(msg));
+			evsel__open_strerror(pos, target, -err, msg,
+					     sizeof(msg));
 			pr_err("bperf: cannot open %s: %s\n", evsel__name(pos),
 			       msg);
 		}
@@ -1606,7 +1666,8 @@ static int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 			rec.key = keys[i];
 			if (bpf_map_update_elem(bperf.slots_fd, &slots[i], &rec,
 						BPF_ANY)) {
-				bperf_report(-errno, "cannot reserve a slot", NULL);
+				bperf_report(-errno, "cannot reserve a slot",
+					     NULL);
 				return -1;
 			}
 			bperf.ctl.gen[slots[i]]++;
@@ -1618,9 +1679,7 @@ static int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 		if (err) {
 			for (i = 0; i < n; i++)
 				bperf_slot_zero(slots[i]);
-			return err == -ENOENT || err == -EOPNOTSUPP ||
-			       err == -ENXIO || err == -EINVAL ||
-			       err == -ENOSYS || err == -ENODEV ? 1 : -1;
+			return bperf_unsupported(err) ? 1 : -1;
 		}
 
 		zeroes = calloc(bperf.nr_cpus, sizeof(*zeroes));
@@ -1631,7 +1690,8 @@ static int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 					    BPF_ANY);
 			if (bpf_map_update_elem(bperf.attr_fd, &keys[i],
 						&slots[i], BPF_ANY)) {
-				bperf_report(-errno, "cannot update", bperf.attr_path);
+				bperf_report(-errno, "cannot update",
+					     bperf.attr_path);
 				free(zeroes);
 				return -1;
 			}
@@ -1651,7 +1711,8 @@ static int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 			rec.task_users++;
 			bperf.ctl.task_slots |= 1ULL << slots[i];
 		}
-		if (bpf_map_update_elem(bperf.slots_fd, &slots[i], &rec, BPF_ANY))
+		if (bpf_map_update_elem(bperf.slots_fd, &slots[i], &rec,
+					BPF_ANY))
 			return -1;
 		bperf.self.slots |= 1ULL << slots[i];
 	}
@@ -1771,6 +1832,44 @@ static void bperf_counter_free(struct bperf_counter *c)
 	free(c);
 }
 
+/*
+ * Another run of perf stat -r: start from zero and, as each run forks its
+ * own workload, register the threads of this run as the roots.
+ */
+static int bperf_reload(struct evsel *evsel, struct bperf_counter *c)
+{
+	int nr, err;
+
+	c->enabled = false;
+	memset(c->base, 0, c->nr * sizeof(*c->base));
+	if (!bperf.tasks || c->unsupported)
+		return 0;
+
+	if (bperf_lock())
+		return -1;
+	bperf_roots_del(c);
+	nr = perf_thread_map__nr(evsel->core.threads);
+	if (nr != c->nr) {
+		struct bperf_counter *fresh = bperf_counter_new(evsel, c->slot);
+
+		if (!fresh) {
+			bperf_unlock();
+			return -ENOMEM;
+		}
+		free(c->snap);
+		free(c->base);
+		free(c->tids);
+		c->snap = fresh->snap;
+		c->base = fresh->base;
+		c->tids = fresh->tids;
+		c->nr = fresh->nr;
+		free(fresh);
+	}
+	err = bperf_roots_add(evsel, c);
+	bperf_unlock();
+	return err;
+}
+
 static int bperf_check_target(struct evsel *evsel, struct target *target,
 			      bool *tasks)
 {
@@ -1794,13 +1893,8 @@ static int bperf__load(struct evsel *evsel, struct target *target)
 	bool tasks;
 
 	/* perf stat -r loads again for each run: count afresh */
-	if (evsel->bpf_skel) {
-		struct bperf_counter *c = evsel->bpf_skel;
-
-		c->enabled = false;
-		memset(c->base, 0, c->nr * sizeof(*c->base));
-		return 0;
-	}
+	if (evsel->bpf_skel)
+		return bperf_reload(evsel, evsel->bpf_skel);
 	if (bperf_check_target(evsel, target, &tasks))
 		return -1;
 	if (leader != evsel) {
@@ -1981,7 +2075,9 @@ static int bperf_task_values(struct bperf_counter *c, struct bperf_val *vals)
 
 	if (!c->inherit) {
 		for (i = 0; i < c->nr; i++) {
-			t = c->tids[i] ? bperf_entry_find(e, n, c->tids[i]) : NULL;
+			if (!c->tids[i])
+				continue;
+			t = bperf_entry_find(e, n, c->tids[i]);
 			if (t)
 				vals[i] = t->own;
 		}
@@ -2179,7 +2275,7 @@ extern struct bpf_counter_ops bperf_cgrp_ops;
 
 static inline bool bpf_counter_skip(struct evsel *evsel)
 {
-	return evsel->bpf_counter_ops == NULL;
+	return !evsel->bpf_counter_ops;
 }
 
 int bpf_counter__install_pe(struct evsel *evsel, int cpu_map_idx, int fd)

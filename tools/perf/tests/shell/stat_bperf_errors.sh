@@ -3,9 +3,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # A map of another layout at the attr map path, or in the directory
-# beside it, a path outside bpffs and a system without bpffs must give a
-# clear error and a non-zero exit, and leave what is there alone.  The
-# last session removes what it pinned, unless asked to keep it.
+# beside it, a path outside bpffs, a system without bpffs, too many events
+# and a user without privileges must give a clear error and a non-zero
+# exit, and leave what is there alone.  The last session removes what it
+# pinned, unless asked to keep it.
 
 set -u
 # shellcheck source=lib/bperf.sh
@@ -53,6 +54,28 @@ expect_error "attr map outside bpffs" "not on a BPF filesystem" \
 	perf stat --bpf-counters --bpf-attr-map "$tmp/attr_map" -e cpu-clock -a true
 expect_error "no bpffs mounted" "not on a BPF filesystem" \
 	unshare -m sh -c 'umount /sys/fs/bpf && perf stat --bpf-counters -e cpu-clock -a true'
+
+# Hard limits: 64 distinct events at once.  Software events with
+# different modifiers are different events.
+events=
+for e in cpu-clock task-clock page-faults context-switches cpu-migrations \
+	 minor-faults major-faults alignment-faults emulation-faults; do
+	for m in "" u k h uk uh kh; do
+		events="$events${events:+,}$e${m:+:$m}"
+	done
+done
+events="$events,cpu-clock:D,task-clock:D"
+expect_error "65 distinct events" "all 64 event slots are in use" \
+	perf stat --bpf-counters --bpf-attr-map "$attr" -e "$events" -a true
+left=$(bperf_pinned)
+[ -z "$left" ] || bperf_fail "left pinned after a failed session: $left"
+
+# Privileges: BPF counters need root.
+if command -v setpriv >/dev/null; then
+	expect_error "not root" "need root" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+		perf stat --bpf-counters --bpf-attr-map "$attr" -e cpu-clock -a true
+fi
 
 # Kept if asked; a later session uses what was kept.
 printf '[stat]\n\tbpf-attr-map-persistent = true\n' >"$tmp/perfconfig"

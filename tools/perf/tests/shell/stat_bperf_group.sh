@@ -35,7 +35,9 @@ done
 exec 9>"$tmp/lock"
 flock -x 9
 bperf_stat lone -e cpu-clock -a -- flock -s "$tmp/lock" true 9>&- &
+bperf_track $!
 bperf_stat grp -e '{cpu-clock,task-clock}' -a -- flock -s "$tmp/lock" true 9>&- &
+bperf_track $!
 for _ in $(seq 600); do
 	n=$(bperf_entries "$attr" 2>/dev/null)
 	[ "$n" -ge 3 ] && break

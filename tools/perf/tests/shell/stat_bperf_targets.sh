@@ -49,6 +49,12 @@ plain_stat work_ref -e task-clock -- perf test -w noploop 2
 bperf_check "task-clock workload" "$(bperf_get work_ref task-clock)" \
 	"$(bperf_get work task-clock)" 10
 
+# perf stat -r: each run has its own workload process.
+bperf_stat rep -r 2 -e task-clock -- perf test -w noploop 1
+plain_stat rep_ref -r 2 -e task-clock -- perf test -w noploop 1
+bperf_check "task-clock workload, -r 2" "$(bperf_get rep_ref task-clock)" \
+	"$(bperf_get rep task-clock)" 10
+
 left=$(bperf_pinned)
 [ -z "$left" ] || bperf_fail "left pinned after the last session: $left"
 exit 0

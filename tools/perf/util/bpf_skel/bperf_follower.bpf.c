@@ -64,7 +64,8 @@ int BPF_PROG(bperf_fork, struct task_struct *child, u64 clone_flags)
 			continue;
 		}
 		ckey.slot = slot;
-		if (bpf_map_update_elem(&bperf_tasks, &ckey, &init, BPF_NOEXIST))
+		if (bpf_map_update_elem(&bperf_tasks, &ckey, &init,
+					BPF_NOEXIST))
 			continue;
 		__sync_fetch_and_add(&anc->hold, 1);
 	}

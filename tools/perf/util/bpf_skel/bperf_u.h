@@ -81,7 +81,7 @@ struct bperf_task {
 	struct bperf_val folded;	/* from exited tasks anchored here */
 	__u64 hold;
 	__u64 alive;
-	__u32 anc;			/* anchor: nearest root above, 0: none */
+	__u32 anc;			/* nearest root above, 0: none */
 	__u32 roots;			/* sessions using it as a root */
 	__u32 iroots;			/* ... of which count its children */
 	__u32 exited;
@@ -98,7 +98,7 @@ struct bperf_root_op {
 enum bperf_root_ops {
 	BPERF_ROOT_ADD = 1,	/* register tid as a root */
 	BPERF_ROOT_DEL,		/* drop one registration */
-	BPERF_ROOT_GONE,	/* tid exited before it was seen: drop 'alive' */
+	BPERF_ROOT_GONE,	/* tid exited unseen: drop 'alive' */
 };
 
 /*
@@ -124,7 +124,7 @@ struct bperf_slot {
 /* A registered session (hash keyed by session id). */
 struct bperf_session {
 	__u64 start_time;		/* /proc/<pid>/stat starttime */
-	__u64 pidns;			/* inode of the session's pid namespace */
+	__u64 pidns;			/* inode of its pid namespace */
 	__u64 slots;			/* slots it uses */
 	__u32 pid;
 	__u32 flags;			/* BPERF_SESSION_* */

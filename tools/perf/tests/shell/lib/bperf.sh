@@ -13,6 +13,8 @@ bperf_pids=
 bperf_cleanup() {
 	local p
 
+	# tests hold a lock on fd 9 that their sessions wait for
+	exec 9>&-
 	for p in $bperf_pids; do
 		kill "$p" 2>/dev/null
 	done

@@ -1,0 +1,54 @@
+#!/bin/bash
+# perf stat -b counts events while a BPF program runs
+# SPDX-License-Identifier: GPL-2.0
+#
+# bperf's leader program runs on every context switch while a bperf
+# session lives: profile it with perf stat -b and check that its runs are
+# seen, and that bad program ids are refused.
+
+set -u
+# shellcheck source=lib/bperf.sh
+. "$(dirname "$0")"/lib/bperf.sh
+
+bperf_require
+command -v bpftool >/dev/null || bperf_skip "bpftool not found"
+tmp=$(bperf_dir)
+
+exec 9>"$tmp/lock"
+flock -x 9
+bperf_stat hold -e cpu-clock -a -- flock -s "$tmp/lock" true 9>&- &
+b=$!
+bperf_track $b
+bperf_wait_fd $b bpf-link || bperf_fail "bperf session did not start: $(cat "$tmp/hold.err")"
+id=$(bpftool prog show name bperf_switch | awk -F: 'NR == 1 { print $1 }')
+[ -n "$id" ] || bperf_fail "no bperf_switch program loaded"
+
+# Profile it system-wide for 2 s, while the pipe benchmark switches
+# contexts (with a workload, perf stat -b counts on the workload's task,
+# which is not where the program runs).
+perf bench sched pipe -l 100000 >/dev/null 2>&1 9>&- &
+load=$!
+bperf_track $load
+perf stat -b "$id" -e cpu-clock -x, -o "$tmp/prof.out" --timeout 2000 \
+	2>"$tmp/prof.err" 9>&- ||
+	bperf_fail "perf stat -b failed: $(cat "$tmp/prof.err")"
+kill $load 2>/dev/null
+exec 9>&-
+wait
+
+total=$(bperf_count prof cpu-clock) ||
+	bperf_fail "no count: $(cat "$tmp/prof.out" "$tmp/prof.err")"
+echo "perf stat -b: bperf_switch ran for $total msec of cpu-clock"
+# (what a run costs under TCG varies too much for a tighter bound)
+awk -v t="$total" 'BEGIN { exit !(t > 0) }' ||
+	bperf_fail "the program's runs were not seen: $(cat "$tmp/prof.out")"
+
+# Bad program ids are refused, as upstream perf refuses them.
+for bad in 0 abc 4294967290; do
+	if perf stat -b "$bad" -e cpu-clock --timeout 100 >"$tmp/bad.out" 2>&1; then
+		bperf_fail "perf stat -b $bad succeeded"
+	fi
+	grep -Eq "Failed to (parse bpf prog ids|open fd for bpf prog)" "$tmp/bad.out" ||
+		bperf_fail "perf stat -b $bad: $(cat "$tmp/bad.out")"
+done
+exit 0
