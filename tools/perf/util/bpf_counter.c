@@ -56,7 +56,8 @@
  *                  in the same program run, so at the same instant on a
  *                  CPU), slot generations, the slots counting tasks, and
  *                  perf's bookkeeping: ids of the links and programs.
- *  bperf_cpu       per CPU: the previous reading of each slot.
+ *  bperf_cpu       per CPU: the previous reading of each slot, counts of
+ *                  folds begun and done, and of children left untracked.
  *  bperf_totals    per CPU and slot: all the slot counted on that CPU.
  *  bperf_tasks     (tid, slot) -> own, folded, anchor, references.
  *  bperf_slots     slot -> its attr key and how many sessions use it.
@@ -103,19 +104,21 @@
  * disabled and is enabled once the group is whole (a sibling added to a
  * running CPU group would not be scheduled).  The programs skip a run
  * that interrupts another one on the same CPU (a test run IPI landing in
- * sched_switch), so per-CPU state is never updated twice at once.
+ * sched_switch), so per-CPU state is never updated twice at once.  An
+ * exited task is folded into its anchor in two steps (delete, add): perf
+ * reads the tasks map again if a fold was under way or began meanwhile.
  *
  * Limits.  64 distinct events (a group counts as its events), 4096
- * sessions, 16384 tracked tasks (children beyond are not counted).
+ * sessions, 16384 tracked tasks (children beyond are not counted, and
+ * perf says so).
  * Events are opened on the CPUs online when their slot is set up.  A
  * task's share of context-switches is approximate: the kernel counts a
  * switch just after the tracepoint, so it lands in the next task's
- * share.  Sessions in other pid namespaces are never taken for dead.
+ * share.  Sessions in other pid namespaces are taken for dead only once
+ * the programs are gone, which every session holds.
  */
 
-#include <assert.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -127,7 +130,6 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/time.h>
 #include <linux/err.h>
 #include <linux/perf_event.h>
 #include <linux/zalloc.h>
@@ -427,6 +429,8 @@ struct bpf_counter_ops bpf_program_profiler_ops = {
 #define BPERF_PERSIST_CONFIG	"stat.bpf-attr-map-persistent"
 /* sessions whose liveness a joining session checks */
 #define BPERF_GC_BUDGET		32
+/* reads of the tasks map before perf takes one that raced with exits */
+#define BPERF_READ_TRIES	100
 /* anchor chain length perf follows when it sums a session's tasks */
 #define BPERF_MAX_CHAIN		64
 
@@ -446,6 +450,7 @@ static struct {
 	int roots_fd;
 	int tasks_fd;
 	int totals_fd;
+	int cpu_fd;
 	int events_fd;
 	int link_fd[BPERF_NR_LINKS];
 	int switch_prog_fd;
@@ -464,7 +469,8 @@ static struct {
 	char dir[PATH_MAX];
 } bperf = {
 	.attr_fd = -1, .ctl_fd = -1, .slots_fd = -1, .sessions_fd = -1,
-	.roots_fd = -1, .tasks_fd = -1, .totals_fd = -1, .events_fd = -1,
+	.roots_fd = -1, .tasks_fd = -1, .totals_fd = -1, .cpu_fd = -1,
+	.events_fd = -1,
 	.link_fd = { -1, -1, -1 }, .switch_prog_fd = -1, .root_prog_fd = -1,
 };
 
@@ -474,6 +480,7 @@ struct bperf_counter {
 	bool unsupported;	/* the kernel cannot count the event */
 	bool enabled;
 	bool inherit;
+	bool fresh;		/* a group member not loaded on its own yet */
 	int nr;			/* CPUs (possible) or roots */
 	__u32 *tids;		/* task mode: root tids, thread map order */
 	struct bperf_val *snap;	/* value when last enabled */
@@ -1009,15 +1016,17 @@ static int bperf_sess_cmp(const void *a, const void *b)
 /*
  * Look at up to 'budget' other sessions (all if budget <= 0), in session
  * id order from where the last look stopped, and reap the dead ones.
- * Stops at the first live one if 'stop_at_live'.  Returns the number of
- * live sessions seen.  Locked.
+ * Stops at the first live one if 'stop_at_live'.  'all_dead' says they
+ * are all dead, whatever pid namespace they ran in.  Returns the number
+ * of live sessions seen, or -1 if the sessions could not be read.
+ * Locked.
  */
-static int bperf_gc(int budget, bool stop_at_live)
+static int bperf_gc(int budget, bool stop_at_live, bool all_dead)
 {
 	struct bperf_session *recs;
 	struct bperf_sess_ent *ent;
 	__u32 *sids;
-	int n, i, k, start, live = 0;
+	int n, i, k, start, live = -1;
 
 	sids = calloc(BPERF_MAX_SESSIONS, sizeof(*sids));
 	recs = calloc(BPERF_MAX_SESSIONS, sizeof(*recs));
@@ -1026,6 +1035,9 @@ static int bperf_gc(int budget, bool stop_at_live)
 		goto out;
 	n = bperf_dump(bperf.sessions_fd, sids, sizeof(*sids), recs,
 		       sizeof(*recs), BPERF_MAX_SESSIONS);
+	if (n < 0)
+		goto out;
+	live = 0;
 	for (i = 0; i < n; i++) {
 		ent[i].sid = sids[i];
 		ent[i].s = recs[i];
@@ -1042,7 +1054,7 @@ static int bperf_gc(int budget, bool stop_at_live)
 		bperf.ctl.gc_cursor = ent[i].sid;
 		if (ent[i].sid == bperf.sid)
 			continue;
-		if (bperf_session_alive(&ent[i].s)) {
+		if (!all_dead && bperf_session_alive(&ent[i].s)) {
 			live++;
 			if (stop_at_live)
 				break;
@@ -1224,6 +1236,7 @@ static int bperf_open_maps(void)
 	    bperf_open_pinned(maps->bperf_roots, btf, &bperf.roots_fd) ||
 	    bperf_open_pinned(maps->bperf_tasks, btf, &bperf.tasks_fd) ||
 	    bperf_open_pinned(maps->bperf_totals, btf, &bperf.totals_fd) ||
+	    bperf_open_pinned(maps->bperf_cpu, btf, &bperf.cpu_fd) ||
 	    bperf_open_pinned(maps->bperf_events, btf, &bperf.events_fd))
 		goto out;
 	/* perf and the BPF objects must agree on the layouts */
@@ -1237,14 +1250,19 @@ static int bperf_open_maps(void)
 	    bpf_map__value_size(maps->bperf_tasks) !=
 	    sizeof(struct bperf_task) ||
 	    bpf_map__value_size(maps->bperf_totals) !=
-	    sizeof(struct bperf_val)) {
+	    sizeof(struct bperf_val) ||
+	    bpf_map__value_size(maps->bperf_cpu) != sizeof(struct bperf_cpu)) {
 		pr_err("bperf: perf and its BPF objects disagree on map layouts\n");
 		goto out;
 	}
 	if (bperf_ctl_read())
 		goto out;
-	if (bperf.ctl.magic != BPERF_MAGIC ||
-	    bperf.ctl.nr_cpus != bperf.nr_cpus) {
+	/*
+	 * All zeroes: the session that pinned it died before it set it up.
+	 * It names no programs, so bperf_join() loads them and sets it up.
+	 */
+	if (bperf.ctl.magic && (bperf.ctl.magic != BPERF_MAGIC ||
+				bperf.ctl.nr_cpus != bperf.nr_cpus)) {
 		pr_err("bperf: %s/bperf_ctl has layout %#x for %u CPUs, want %#x for %u:\n"
 		       "remove %s and %s\n", bperf.dir, bperf.ctl.magic,
 		       bperf.ctl.nr_cpus, BPERF_MAGIC, bperf.nr_cpus,
@@ -1257,16 +1275,38 @@ out:
 	return err;
 }
 
-/* Replace *fd by a new one, closing the old one only after. */
+/* Close *fd, if open, and keep 'new' there instead. */
 static void bperf_swap_fd(int *fd, int new)
 {
-	if (*fd >= 0)
-		close(*fd);
+	bperf_close_fd(fd);
 	*fd = new;
 }
 
-/* Hold the programs the control map names; false if any is gone. */
-static bool bperf_get_programs(void)
+/*
+ * An fd for an object the control map names by id: -ENOENT if it is
+ * gone.  Only CAP_SYS_ADMIN may turn ids into fds: without it, sharing
+ * the programs other sessions loaded cannot work, so say so.
+ */
+static int bperf_fd_by_id(int (*get)(__u32 id), __u32 id, const char *what)
+{
+	int fd = id ? get(id) : -1;
+
+	if (fd >= 0)
+		return fd;
+	if (id && errno == EPERM) {
+		pr_err("bperf: cannot open the %s other sessions loaded (id %u): sharing BPF counters needs CAP_SYS_ADMIN\n",
+		       what, id);
+		return -EPERM;
+	}
+	pr_debug("bperf: %s %u is gone\n", what, id);
+	return -ENOENT;
+}
+
+/*
+ * Hold the programs the control map names: 0 if we do, -ENOENT if any
+ * is gone, another negative errno if we may not.
+ */
+static int bperf_get_programs(void)
 {
 	__u32 ids[BPERF_NR_LINKS] = {
 		bperf.ctl.switch_link_id, bperf.ctl.fork_link_id,
@@ -1277,27 +1317,24 @@ static bool bperf_get_programs(void)
 	int i, fd;
 
 	for (i = 0; i < BPERF_NR_LINKS; i++) {
-		fd = ids[i] ? bpf_link_get_fd_by_id(ids[i]) : -1;
-		if (fd < 0) {
-			pr_debug("bperf: link %u is gone\n", ids[i]);
-			return false;
-		}
+		fd = bperf_fd_by_id(bpf_link_get_fd_by_id, ids[i], "link");
+		if (fd < 0)
+			return fd;
 		bperf_swap_fd(&bperf.link_fd[i], fd);
 	}
 	if (bpf_link_get_info_by_fd(bperf.link_fd[BPERF_LINK_SWITCH],
 				    &info, &len))
-		return false;
-	fd = bpf_prog_get_fd_by_id(info.prog_id);
+		return -ENOENT;
+	fd = bperf_fd_by_id(bpf_prog_get_fd_by_id, info.prog_id, "program");
 	if (fd < 0)
-		return false;
+		return fd;
 	bperf_swap_fd(&bperf.switch_prog_fd, fd);
-	fd = bpf_prog_get_fd_by_id(bperf.ctl.root_prog_id);
-	if (fd < 0) {
-		pr_debug("bperf: program %u is gone\n", bperf.ctl.root_prog_id);
-		return false;
-	}
+	fd = bperf_fd_by_id(bpf_prog_get_fd_by_id, bperf.ctl.root_prog_id,
+			    "program");
+	if (fd < 0)
+		return fd;
 	bperf_swap_fd(&bperf.root_prog_fd, fd);
-	return true;
+	return 0;
 }
 
 static void bperf_drop_fds(void)
@@ -1314,6 +1351,7 @@ static void bperf_drop_fds(void)
 	bperf_close_fd(&bperf.roots_fd);
 	bperf_close_fd(&bperf.tasks_fd);
 	bperf_close_fd(&bperf.totals_fd);
+	bperf_close_fd(&bperf.cpu_fd);
 	bperf_close_fd(&bperf.events_fd);
 	bperf_close_fd(&bperf.attr_fd);
 }
@@ -1324,7 +1362,7 @@ static int bperf_register(void)
 	int err;
 
 	if (bperf.ctl.nr_sessions >= BPERF_MAX_SESSIONS)
-		bperf_gc(0, false);
+		bperf_gc(0, false, false);
 	if (bperf.ctl.nr_sessions >= BPERF_MAX_SESSIONS) {
 		pr_err("bperf: too many sessions: all %d are in use\n",
 		       BPERF_MAX_SESSIONS);
@@ -1353,7 +1391,7 @@ static int bperf_register(void)
 	if (bperf_ctl_write())
 		return -1;
 	/* a little housekeeping for the sessions that died */
-	bperf_gc(BPERF_GC_BUDGET, false);
+	bperf_gc(BPERF_GC_BUDGET, false, false);
 	return 0;
 }
 
@@ -1401,7 +1439,7 @@ static int bperf_join(struct target *target)
 	bool fresh = false;
 	struct stat st;
 	char state;
-	int n;
+	int n, err;
 
 	if (bperf_paths(target))
 		return -1;
@@ -1437,19 +1475,22 @@ static int bperf_join(struct target *target)
 	}
 	if (bperf_open_maps())
 		goto fail;
-	if (!bperf_get_programs()) {
+	err = bperf_get_programs();
+	if (err == -ENOENT) {
 		/*
 		 * Every session holds the programs: if they are gone, so
 		 * are all the sessions.  Load them again on the pinned maps,
-		 * then clean up after the sessions that died.
+		 * then reap every session still registered, wherever it ran.
 		 */
 		pr_debug("bperf: the programs are gone, loading them again\n");
 		if (bperf_load_programs() || bperf_ctl_read() ||
-		    !bperf_get_programs()) {
+		    bperf_get_programs()) {
 			pr_err("bperf: cannot set up the BPF programs\n");
 			goto fail;
 		}
-		bperf_gc(0, false);
+		bperf_gc(0, false, true);
+	} else if (err) {
+		goto fail;
 	}
 	if (bperf_register())
 		goto fail;
@@ -1472,7 +1513,8 @@ static void bperf_leave(void)
 			bperf.ctl.nr_sessions--;
 		bperf_ctl_write();
 		bperf.sid = 0;
-		if (!bperf_gc(0, true))
+		/* not if the sessions could not be read: some may live */
+		if (bperf_gc(0, true, false) == 0)
 			bperf_teardown();
 	}
 	bperf_unlock();
@@ -1548,7 +1590,7 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 			     struct target *target)
 {
 	struct perf_event_attr saved[n];
-	struct evsel *pos;
+	struct evsel *pos, *failed = leader;
 	struct perf_cpu cpu;
 	int i, idx, err = 0, fd;
 	__u32 key;
@@ -1567,6 +1609,7 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 	leader->core.attr.disabled = 1;
 	i = 0;
 	for_each_group_evsel(pos, leader) {
+		failed = pos;
 		err = evsel__open_per_cpu(pos, bperf.online, -1);
 		if (err)
 			break;
@@ -1584,6 +1627,7 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 		i++;
 	}
 	if (!err) {
+		failed = leader;
 		perf_cpu_map__for_each_cpu(cpu, idx, bperf.online) {
 			fd = *(int *)xyarray__entry(leader->core.fd, idx, 0);
 			if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
@@ -1597,13 +1641,13 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 
 		if (bperf_unsupported(err)) {
 			pr_debug("bperf: %s is not supported\n",
-				 evsel__name(pos));
+				 evsel__name(failed));
 		} else {
 			errno = -err;
-			evsel__open_strerror(pos, target, -err, msg,
+			evsel__open_strerror(failed, target, -err, msg,
 					     sizeof(msg));
-			pr_err("bperf: cannot open %s: %s\n", evsel__name(pos),
-			       msg);
+			pr_err("bperf: cannot open %s: %s\n",
+			       evsel__name(failed), msg);
 		}
 		for (i = 0; i < n; i++) {
 			perf_cpu_map__for_each_cpu(cpu, idx, bperf.online) {
@@ -1631,7 +1675,7 @@ static int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 	struct bperf_attr_key keys[n];
 	struct bperf_slot rec;
 	struct bperf_val *zeroes;
-	int i, found = 0, err;
+	int i, found = 0, taken = 0, err;
 	__u32 s;
 
 	bperf_make_keys(leader, keys, n);
@@ -1668,12 +1712,12 @@ static int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 						BPF_ANY)) {
 				bperf_report(-errno, "cannot reserve a slot",
 					     NULL);
-				return -1;
+				goto undo;
 			}
 			bperf.ctl.gen[slots[i]]++;
 		}
 		if (bperf_ctl_write())
-			return -1;
+			goto undo;
 
 		err = bperf_open_events(leader, slots, n, target);
 		if (err) {
@@ -1684,7 +1728,7 @@ static int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 
 		zeroes = calloc(bperf.nr_cpus, sizeof(*zeroes));
 		if (!zeroes)
-			return -1;
+			goto undo;
 		for (i = 0; i < n; i++) {
 			bpf_map_update_elem(bperf.totals_fd, &slots[i], zeroes,
 					    BPF_ANY);
@@ -1693,37 +1737,49 @@ static int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 				bperf_report(-errno, "cannot update",
 					     bperf.attr_path);
 				free(zeroes);
-				return -1;
+				goto undo;
 			}
 			bperf.ctl.active[bperf.ctl.nr_active++] = slots[i];
 		}
 		free(zeroes);
 		if (bperf_ctl_write())
-			return -1;
+			goto undo;
 	}
 
 	/* take our references before we note them: a crash only leaks */
-	for (i = 0; i < n; i++) {
-		if (bpf_map_lookup_elem(bperf.slots_fd, &slots[i], &rec))
-			return -1;
+	for (taken = 0; taken < n; taken++) {
+		s = slots[taken];
+		if (bpf_map_lookup_elem(bperf.slots_fd, &s, &rec))
+			goto undo;
 		rec.users++;
 		if (bperf.tasks) {
 			rec.task_users++;
-			bperf.ctl.task_slots |= 1ULL << slots[i];
+			bperf.ctl.task_slots |= 1ULL << s;
 		}
-		if (bpf_map_update_elem(bperf.slots_fd, &slots[i], &rec,
-					BPF_ANY))
-			return -1;
-		bperf.self.slots |= 1ULL << slots[i];
+		if (bpf_map_update_elem(bperf.slots_fd, &s, &rec, BPF_ANY))
+			goto undo;
+		bperf.self.slots |= 1ULL << s;
 	}
 	if (bperf.tasks && bperf_ctl_write())
-		return -1;
+		goto undo;
 	if (bpf_map_update_elem(bperf.sessions_fd, &bperf.sid, &bperf.self,
 				BPF_EXIST)) {
 		bperf_report(-errno, "cannot update the session", NULL);
-		return -1;
+		goto undo;
 	}
 	return 0;
+
+undo:
+	/* give back what we took, free the slots we set up */
+	for (i = 0; i < n; i++) {
+		if (i < taken) {
+			bperf.self.slots &= ~(1ULL << slots[i]);
+			bperf_slot_put(slots[i], bperf.tasks);
+		} else if (!found) {
+			bperf_slot_free(slots[i]);
+		}
+	}
+	return -1;
 }
 
 /* Is the task gone, or a zombie (past its exit tracepoint)? */
@@ -1763,6 +1819,12 @@ static int bperf_roots_add(struct evsel *evsel, struct bperf_counter *c)
 			c->tids[i] = 0;
 			continue;
 		}
+		if (err == -E2BIG) {
+			pr_err("bperf: too many tracked tasks: all %d entries are in use\n",
+			       BPERF_MAX_TASKS);
+			c->tids[i] = 0;
+			return -1;
+		}
 		if (err) {
 			bperf_report(err, "cannot register a thread", NULL);
 			c->tids[i] = 0;
@@ -1770,7 +1832,12 @@ static int bperf_roots_add(struct evsel *evsel, struct bperf_counter *c)
 		}
 		key.tid = c->tids[i];
 		if (bpf_map_update_elem(bperf.roots_fd, &key, &one, BPF_ANY)) {
-			bperf_report(-errno, "cannot note a root thread", NULL);
+			if (errno == E2BIG)
+				pr_err("bperf: too many root threads: all %d entries are in use\n",
+				       BPERF_MAX_ROOTS);
+			else
+				bperf_report(-errno, "cannot note a root thread",
+					     NULL);
 			return -1;
 		}
 		/*
@@ -1892,9 +1959,19 @@ static int bperf__load(struct evsel *evsel, struct target *target)
 	__u32 slots[BPERF_MAX_SLOTS];
 	bool tasks;
 
-	/* perf stat -r loads again for each run: count afresh */
-	if (evsel->bpf_skel)
-		return bperf_reload(evsel, evsel->bpf_skel);
+	/*
+	 * perf stat -r loads again for each run: count afresh.  The members
+	 * of a group got their counters when the leader was loaded.
+	 */
+	if (evsel->bpf_skel) {
+		struct bperf_counter *c = evsel->bpf_skel;
+
+		if (c->fresh) {
+			c->fresh = false;
+			return 0;
+		}
+		return bperf_reload(evsel, c);
+	}
 	if (bperf_check_target(evsel, target, &tasks))
 		return -1;
 	if (leader != evsel) {
@@ -1931,24 +2008,36 @@ static int bperf__load(struct evsel *evsel, struct target *target)
 
 	i = 0;
 	for_each_group_evsel(pos, leader) {
-		struct bperf_counter *c = bperf_counter_new(pos, slots[i++]);
+		struct bperf_counter *c = bperf_counter_new(pos, slots[i]);
 
 		if (!c) {
 			err = -1;
-			goto out;
+			goto undo;
 		}
+		i++;
 		c->unsupported = err > 0;
 		c->inherit = target->inherit;
+		/* a member's own load comes next: nothing to do then */
+		c->fresh = pos != leader;
 		pos->bpf_skel = c;
 		if (pos != leader)
 			pos->bpf_counter_ops = leader->bpf_counter_ops;
 		bperf.users++;
 		if (tasks && !c->unsupported && bperf_roots_add(pos, c)) {
 			err = -1;
-			goto out;
+			goto undo;
 		}
 	}
 	err = 0;
+	goto out;
+undo:
+	/* the members left without a counter give their slots back */
+	for (; i < n; i++) {
+		bperf.self.slots &= ~(1ULL << slots[i]);
+		bperf_slot_put(slots[i], bperf.tasks);
+	}
+	bpf_map_update_elem(bperf.sessions_fd, &bperf.sid, &bperf.self,
+			    BPF_EXIST);
 out:
 	if (err && !bperf.users)
 		bperf_leave();
@@ -2014,6 +2103,72 @@ static struct bperf_entry *bperf_entry_find(struct bperf_entry *e, int n,
 }
 
 /* The tracked tasks of one slot, sorted by tid. */
+/* What the programs' per-CPU state says about folds, over all CPUs. */
+struct bperf_folds {
+	__u64 begun;
+	__u64 untracked;	/* children the full tasks map missed */
+	bool busy;		/* a fold is under way somewhere */
+};
+
+static int bperf_folds_read(struct bperf_folds *f)
+{
+	struct bperf_cpu *pc;
+	__u32 zero = 0, i;
+
+	memset(f, 0, sizeof(*f));
+	pc = calloc(bperf.nr_cpus, sizeof(*pc));
+	if (!pc)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bperf.cpu_fd, &zero, pc)) {
+		free(pc);
+		return -errno;
+	}
+	for (i = 0; i < bperf.nr_cpus; i++) {
+		f->begun += pc[i].folds_begun;
+		f->untracked += pc[i].untracked;
+		if (pc[i].folds_begun != pc[i].folds_done)
+			f->busy = true;
+	}
+	free(pc);
+	return 0;
+}
+
+/*
+ * Read the tasks map while no exited task is being folded into its
+ * anchor, which would show its counts twice or not at all: read again
+ * if a fold was under way or began meanwhile.
+ */
+static int bperf_tasks_read(struct bperf_task_key *keys,
+			    struct bperf_task *vals)
+{
+	static bool warned;
+	struct bperf_folds before, after;
+	int n = 0, tries;
+
+	for (tries = 0; tries < BPERF_READ_TRIES; tries++) {
+		if (bperf_folds_read(&before))
+			break;
+		if (before.busy) {
+			usleep(100);
+			continue;
+		}
+		n = bperf_dump(bperf.tasks_fd, keys, sizeof(*keys), vals,
+			       sizeof(*vals), BPERF_MAX_TASKS);
+		if (bperf_folds_read(&after) || after.begun == before.begun) {
+			if (after.untracked && !warned) {
+				pr_warning("bperf: %llu new tasks were not counted: all %d tracked task entries were in use\n",
+					   (unsigned long long)after.untracked,
+					   BPERF_MAX_TASKS);
+				warned = true;
+			}
+			return n;
+		}
+	}
+	pr_debug("bperf: tasks kept exiting while read: counts may be off\n");
+	return bperf_dump(bperf.tasks_fd, keys, sizeof(*keys), vals,
+			  sizeof(*vals), BPERF_MAX_TASKS);
+}
+
 static int bperf_tasks_of(__u32 slot, struct bperf_entry **out)
 {
 	struct bperf_task_key *keys;
@@ -2029,8 +2184,7 @@ static int bperf_tasks_of(__u32 slot, struct bperf_entry **out)
 		count = -ENOMEM;
 		goto out;
 	}
-	n = bperf_dump(bperf.tasks_fd, keys, sizeof(*keys), vals,
-		       sizeof(*vals), BPERF_MAX_TASKS);
+	n = bperf_tasks_read(keys, vals);
 	for (i = 0; i < n; i++) {
 		if (keys[i].slot != slot)
 			continue;

@@ -30,15 +30,7 @@ online=$(cat /sys/devices/system/cpu/online)
 echo "online CPUs: $online"
 last=${online##*[,-]}
 
-# shellcheck disable=SC2043 # one target per line reads better
-for target in "-a" "-C $last"; do
-	# shellcheck disable=SC2086 # $target is two words on purpose
-	bperf_stat cpu -e cpu-clock $target -- sleep 2
-	# shellcheck disable=SC2086
-	plain_stat cpu_ref -e cpu-clock $target -- sleep 2
-	bperf_check "cpu-clock $target" "$(bperf_get cpu_ref cpu-clock)" \
-		"$(bperf_get cpu cpu-clock)" 10
-done
+bperf_cpu_targets "$last"
 
 # every online CPU, one by one
 bperf_stat percpu -e cpu-clock -a -A -- sleep 1

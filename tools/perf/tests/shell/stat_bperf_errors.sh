@@ -12,8 +12,7 @@ set -u
 # shellcheck source=lib/bperf.sh
 . "$(dirname "$0")"/lib/bperf.sh
 
-bperf_require
-command -v bpftool >/dev/null || bperf_skip "bpftool not found"
+bperf_require bpftool
 command -v unshare >/dev/null || bperf_skip "unshare not found"
 tmp=$(bperf_dir)
 attr=$(bperf_attr_map)

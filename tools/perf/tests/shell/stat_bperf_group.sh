@@ -32,8 +32,7 @@ done
 
 # A group and a lone event of the same kind are different slots, and
 # can be counted at the same time.
-exec 9>"$tmp/lock"
-flock -x 9
+bperf_lock
 bperf_stat lone -e cpu-clock -a -- flock -s "$tmp/lock" true 9>&- &
 bperf_track $!
 bperf_stat grp -e '{cpu-clock,task-clock}' -a -- flock -s "$tmp/lock" true 9>&- &
@@ -45,7 +44,7 @@ for _ in $(seq 600); do
 done
 [ "$n" = 3 ] || bperf_fail "want 3 events in the attr map, found $n"
 sleep 1
-exec 9>&-
+bperf_unlock
 wait
 bperf_check "lone cpu-clock vs grouped" "$(bperf_get lone cpu-clock)" \
 	"$(bperf_get grp cpu-clock)" 10

@@ -43,16 +43,8 @@ for mode in inherit no-inherit; do
 	[ $mode = inherit ] || opt=--no-inherit
 	bperf_target kids 1 2
 	pid=$(cat "$tmp/kids.pid")
-	bperf_stat kids $opt -e task-clock -p "$pid" &
-	b=$!
-	plain_stat kids_ref $opt -e task-clock -p "$pid" &
-	p=$!
-	bperf_wait_fd $b bpf-link ||
-		bperf_fail "bperf session did not start: $(cat "$tmp/kids.err")"
-	bperf_wait_fd $p perf_event ||
-		bperf_fail "perf stat did not start: $(cat "$tmp/kids_ref.err")"
-	bperf_go
-	wait $b $p "$pid"
+	# shellcheck disable=SC2086 # $opt may be empty
+	bperf_both kids $opt -e task-clock -p "$pid"
 	kids=$(bperf_get kids task-clock)
 	kids_ref=$(bperf_get kids_ref task-clock)
 	if [ $mode = inherit ]; then

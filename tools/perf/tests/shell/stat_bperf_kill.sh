@@ -11,32 +11,15 @@ set -u
 # shellcheck source=lib/bperf.sh
 . "$(dirname "$0")"/lib/bperf.sh
 
-bperf_require
-command -v bpftool >/dev/null || bperf_skip "bpftool not found"
+bperf_require bpftool
 tmp=$(bperf_dir)
 attr=$(bperf_attr_map)
 
-hold='date +%s%N >"$0.start"; flock -s "$1" true; date +%s%N >"$0.end"'
-
-rate() {
-	local count start end
-
-	count=$(bperf_count "$1" cpu-clock) || return 1
-	start=$(cat "$tmp/$1.start" 2>/dev/null)
-	end=$(cat "$tmp/$1.end" 2>/dev/null)
-	[ -n "$start" ] && [ -n "$end" ] || return 1
-	awk -v c="$count" -v s="$start" -v e="$end" \
-		'BEGIN { if (e > s) printf "%.1f\n", c / ((e - s) / 1e9); else exit 1 }'
-}
-
-exec 9>"$tmp/lock"
-flock -x 9
+bperf_lock
 for s in a b; do
-	bperf_stat $s -e cpu-clock -a -- sh -c "$hold" "$tmp/$s" "$tmp/lock" 9>&- &
-	bperf_track $!
+	bperf_held $s --bpf-counters --bpf-attr-map "$attr" -e cpu-clock -a
 done
-plain_stat ref -e cpu-clock -a -- sh -c "$hold" "$tmp/ref" "$tmp/lock" 9>&- &
-bperf_track $!
+bperf_held ref -e cpu-clock -a
 
 # The victim counts task-clock of a busy process: an event of its own,
 # and roots in the tasks map.
@@ -74,13 +57,13 @@ echo "after the next session: $sessions sessions, $events events, $tasks tasks"
 [ "$tasks" = 0 ] || bperf_fail "the dead session's tasks are still tracked"
 
 sleep 1
-exec 9>&-
+bperf_unlock
 kill $busy 2>/dev/null
 wait
 
-ref=$(rate ref) || bperf_fail "the reference counted nothing: $(cat "$tmp/ref.out" "$tmp/ref.err")"
+ref=$(bperf_rate ref cpu-clock) || bperf_fail "the reference counted nothing: $(cat "$tmp/ref.out" "$tmp/ref.err")"
 for s in a b; do
-	r=$(rate $s) || bperf_fail "session $s counted nothing: $(cat "$tmp/$s.out" "$tmp/$s.err")"
+	r=$(bperf_rate $s cpu-clock) || bperf_fail "session $s counted nothing: $(cat "$tmp/$s.out" "$tmp/$s.err")"
 	bperf_check "session $s, msec/s" "$ref" "$r" 10
 done
 

@@ -18,8 +18,7 @@ set -u
 # shellcheck source=lib/bperf.sh
 . "$(dirname "$0")"/lib/bperf.sh
 
-bperf_require
-command -v bpftool >/dev/null || bperf_skip "bpftool not found"
+bperf_require bpftool
 tmp=$(bperf_dir)
 attr=$(bperf_attr_map)
 ncpus=$(getconf _NPROCESSORS_ONLN)
@@ -31,8 +30,7 @@ utilized() {
 }
 
 for n in 40 200; do
-	exec 9>"$tmp/lock"
-	flock -x 9
+	bperf_lock
 	bperf_target busy 2
 	pid=$(cat "$tmp/busy.pid")
 	for i in $(seq "$n"); do
@@ -66,7 +64,7 @@ for n in 40 200; do
 	echo "$n sessions counting, one leader program"
 
 	sleep 1
-	exec 9>&-
+	bperf_unlock
 	bperf_go
 	wait
 

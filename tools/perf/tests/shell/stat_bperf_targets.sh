@@ -15,30 +15,14 @@ tmp=$(bperf_dir)
 
 # -a and -C: one after the other, each counting a 2 s sleep.
 last_cpu=$(cpus=$(cat /sys/devices/system/cpu/online); echo "${cpus##*[,-]}")
-for target in "-a" "-C $last_cpu"; do
-	# shellcheck disable=SC2086 # $target is two words on purpose
-	bperf_stat cpu -e cpu-clock $target -- sleep 2
-	# shellcheck disable=SC2086
-	plain_stat cpu_ref -e cpu-clock $target -- sleep 2
-	bperf_check "cpu-clock $target" "$(bperf_get cpu_ref cpu-clock)" \
-		"$(bperf_get cpu cpu-clock)" 10
-done
+bperf_cpu_targets "$last_cpu"
 
 # -p and -t: both sessions attach to the same sleeping process, which
 # then burns a CPU for 2 s; both end when it exits.
 for opt in -p -t; do
 	bperf_target task 2
 	pid=$(cat "$tmp/task.pid")
-	bperf_stat task -e task-clock "$opt" "$pid" &
-	b=$!
-	plain_stat task_ref -e task-clock "$opt" "$pid" &
-	p=$!
-	bperf_wait_fd $b bpf-link ||
-		bperf_fail "bperf session did not start: $(cat "$tmp/task.err")"
-	bperf_wait_fd $p perf_event ||
-		bperf_fail "perf stat did not start: $(cat "$tmp/task_ref.err")"
-	bperf_go
-	wait $b $p "$pid"
+	bperf_both task -e task-clock "$opt" "$pid"
 	bperf_check "task-clock $opt" "$(bperf_get task_ref task-clock)" \
 		"$(bperf_get task task-clock)" 10
 done

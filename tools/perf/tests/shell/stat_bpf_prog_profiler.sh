@@ -10,12 +10,10 @@ set -u
 # shellcheck source=lib/bperf.sh
 . "$(dirname "$0")"/lib/bperf.sh
 
-bperf_require
-command -v bpftool >/dev/null || bperf_skip "bpftool not found"
+bperf_require bpftool
 tmp=$(bperf_dir)
 
-exec 9>"$tmp/lock"
-flock -x 9
+bperf_lock
 bperf_stat hold -e cpu-clock -a -- flock -s "$tmp/lock" true 9>&- &
 b=$!
 bperf_track $b
@@ -33,7 +31,7 @@ perf stat -b "$id" -e cpu-clock -x, -o "$tmp/prof.out" --timeout 2000 \
 	2>"$tmp/prof.err" 9>&- ||
 	bperf_fail "perf stat -b failed: $(cat "$tmp/prof.err")"
 kill $load 2>/dev/null
-exec 9>&-
+bperf_unlock
 wait
 
 total=$(bperf_count prof cpu-clock) ||

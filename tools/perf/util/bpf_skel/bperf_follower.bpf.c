@@ -15,7 +15,44 @@
 
 #define ESRCH	3
 #define EAGAIN	11
+#define EEXIST	17
+#define E2BIG	7
+
+#define PF_EXITING	0x00000004
+
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
+extern void bpf_task_release(struct task_struct *p) __ksym;
 #define EINVAL	22
+
+/* Is the task gone, or past the point where its exit hook may run? */
+static __always_inline bool bperf_exiting(__u32 tid)
+{
+	struct task_struct *p = bpf_task_from_pid(tid);
+	bool exiting;
+
+	if (!p)
+		return true;
+	exiting = p->flags & PF_EXITING;
+	bpf_task_release(p);
+	return exiting;
+}
+
+/* The task of a tracked entry has exited: drop the 'alive' reference. */
+static __always_inline void bperf_gone(struct bperf_task *t, __u32 tid,
+				       __u32 slot)
+{
+	t->exited = 1;
+	if (__sync_fetch_and_and(&t->alive, 0))
+		bperf_put(tid, slot);
+}
+
+/* the slot at position I of the active list, if it counts tasks, or -1 */
+static __always_inline int bperf_task_slot(struct bperf_ctl *ctl, __u32 i)
+{
+	__u32 slot = ctl->active[i] & (BPERF_MAX_SLOTS - 1);
+
+	return ctl->task_slots & (1ULL << slot) ? (int)slot : -1;
+}
 
 SEC("tp_btf/task_newtask")
 int BPF_PROG(bperf_fork, struct task_struct *child, u64 clone_flags)
@@ -23,7 +60,9 @@ int BPF_PROG(bperf_fork, struct task_struct *child, u64 clone_flags)
 	struct bperf_task_key key, ckey;
 	struct bperf_task *parent, *anc;
 	struct bperf_ctl *ctl;
+	struct bperf_cpu *pc;
 	__u32 zero = 0, ptid, nr, i;
+	long err;
 
 	ctl = bpf_map_lookup_elem(&bperf_ctl, &zero);
 	if (!ctl || !ctl->task_slots)
@@ -38,12 +77,12 @@ int BPF_PROG(bperf_fork, struct task_struct *child, u64 clone_flags)
 			.hold = 1,
 			.alive = 1,
 		};
-		__u32 slot;
+		int slot;
 
 		if (i >= nr)
 			break;
-		slot = ctl->active[i] & (BPERF_MAX_SLOTS - 1);
-		if (!(ctl->task_slots & (1ULL << slot)))
+		slot = bperf_task_slot(ctl, i);
+		if (slot < 0)
 			continue;
 		key.tid = ptid;
 		key.slot = slot;
@@ -64,9 +103,16 @@ int BPF_PROG(bperf_fork, struct task_struct *child, u64 clone_flags)
 			continue;
 		}
 		ckey.slot = slot;
-		if (bpf_map_update_elem(&bperf_tasks, &ckey, &init,
-					BPF_NOEXIST))
+		err = bpf_map_update_elem(&bperf_tasks, &ckey, &init,
+					  BPF_NOEXIST);
+		if (err) {
+			if (err == -E2BIG) {
+				pc = bpf_map_lookup_elem(&bperf_cpu, &zero);
+				if (pc)
+					__sync_fetch_and_add(&pc->untracked, 1);
+			}
 			continue;
+		}
 		__sync_fetch_and_add(&anc->hold, 1);
 	}
 	return 0;
@@ -91,20 +137,18 @@ int BPF_PROG(bperf_exit, struct task_struct *task)
 	key.tid = tid;
 	nr = ctl->nr_active;
 	for (i = 0; i < BPERF_MAX_SLOTS; i++) {
-		__u32 slot;
+		int slot;
 
 		if (i >= nr)
 			break;
-		slot = ctl->active[i] & (BPERF_MAX_SLOTS - 1);
-		if (!(ctl->task_slots & (1ULL << slot)))
+		slot = bperf_task_slot(ctl, i);
+		if (slot < 0)
 			continue;
 		key.slot = slot;
 		t = bpf_map_lookup_elem(&bperf_tasks, &key);
 		if (!t)
 			continue;
-		t->exited = 1;
-		if (__sync_fetch_and_and(&t->alive, 0))
-			bperf_put(tid, slot);
+		bperf_gone(t, tid, slot);
 	}
 	return 0;
 }
@@ -132,9 +176,24 @@ int bperf_root(struct bperf_root_op *op)
 	case BPERF_ROOT_ADD:
 		t = bpf_map_lookup_elem(&bperf_tasks, &key);
 		if (!t) {
+			long err;
+
 			init.iroots = op->inherit ? 1 : 0;
-			return bpf_map_update_elem(&bperf_tasks, &key, &init,
-						   BPF_NOEXIST) ? -EAGAIN : 0;
+			err = bpf_map_update_elem(&bperf_tasks, &key, &init,
+						  BPF_NOEXIST);
+			/* -EEXIST: a fork just added it, look again */
+			if (err)
+				return err == -EEXIST ? -EAGAIN : err;
+			/*
+			 * If the task is exiting, its exit hook may have run
+			 * before the entry existed, and perf may still see it
+			 * running: do what the hook does.  perf drops the
+			 * root's reference as usual.
+			 */
+			t = bpf_map_lookup_elem(&bperf_tasks, &key);
+			if (t && bperf_exiting(op->tid))
+				bperf_gone(t, op->tid, op->slot);
+			return 0;
 		}
 		if (t->exited)
 			return -ESRCH;
@@ -161,11 +220,8 @@ int bperf_root(struct bperf_root_op *op)
 		t = bpf_map_lookup_elem(&bperf_tasks, &key);
 		if (!t)
 			return -ESRCH;
-		if (t->exited)
-			return 0;
-		t->exited = 1;
-		if (__sync_fetch_and_and(&t->alive, 0))
-			bperf_put(op->tid, op->slot);
+		if (!t->exited)
+			bperf_gone(t, op->tid, op->slot);
 		return 0;
 	default:
 		return -EINVAL;

@@ -101,19 +101,22 @@ static __always_inline void bperf_account(__u32 tid)
 		if (i >= nr)
 			break;
 		slot = ctl->active[i] & (BPERF_MAX_SLOTS - 1);
-		if (bpf_perf_event_read_value(&bperf_events,
-					      slot * bperf_nr_cpus + cpu,
-					      &now, sizeof(now)))
-			continue;
-
 		/*
 		 * perf bumps the generation before it installs the events of
 		 * a reused slot: a reading from the new events never meets
 		 * the old generation, and the first one only sets a base.
+		 * Take the generation before reading and skip the reading if
+		 * it changed meanwhile: it may come from either event.
 		 */
+		gen = ctl->gen[slot];
+		if (bpf_perf_event_read_value(&bperf_events,
+					      slot * bperf_nr_cpus + cpu,
+					      &now, sizeof(now)))
+			continue;
 		/* the verifier forgets bounds across the helper call */
 		slot &= BPERF_MAX_SLOTS - 1;
-		gen = ctl->gen[slot];
+		if (*(volatile __u32 *)&ctl->gen[slot] != gen)
+			continue;
 		prev = &pc->prev[slot];
 		if (prev->gen != gen) {
 			prev->gen = gen;
@@ -156,9 +159,13 @@ static __always_inline void bperf_put(__u32 tid, __u32 slot)
 {
 	struct bperf_task_key key = { .tid = tid, .slot = slot };
 	struct bperf_task *task;
+	struct bperf_cpu *pc;
 	struct bperf_val sum;
-	__u32 anc, i;
+	__u32 anc, i, zero = 0;
 
+	pc = bpf_map_lookup_elem(&bperf_cpu, &zero);
+	if (!pc)
+		return;
 	for (i = 0; i < BPERF_MAX_DEPTH; i++) {
 		task = bpf_map_lookup_elem(&bperf_tasks, &key);
 		if (!task)
@@ -166,19 +173,19 @@ static __always_inline void bperf_put(__u32 tid, __u32 slot)
 		if (__sync_fetch_and_add(&task->hold, -1) != 1)
 			return;
 
+		__sync_fetch_and_add(&pc->folds_begun, 1);
 		anc = task->anc;
 		sum.counter = task->own.counter + task->folded.counter;
 		sum.enabled = task->own.enabled + task->folded.enabled;
 		sum.running = task->own.running + task->folded.running;
 		bpf_map_delete_elem(&bperf_tasks, &key);
-		if (!anc)
-			return;
-
 		key.tid = anc;
-		task = bpf_map_lookup_elem(&bperf_tasks, &key);
+		task = anc ? bpf_map_lookup_elem(&bperf_tasks, &key) : NULL;
+		if (task)
+			bperf_val_add(&task->folded, &sum);
+		__sync_fetch_and_add(&pc->folds_done, 1);
 		if (!task)
 			return;
-		bperf_val_add(&task->folded, &sum);
 	}
 }
 

@@ -9,7 +9,7 @@
 #define __BPERF_U_H
 
 /* Layout version, stored in the control map by whoever created it. */
-#define BPERF_MAGIC		0x62706632	/* "bpf2" */
+#define BPERF_MAGIC		0x62706633	/* "bpf3" */
 
 /* Distinct events counted at once, by all sessions together. */
 #define BPERF_MAX_SLOTS		64
@@ -38,6 +38,14 @@ struct bperf_prev {
 /* Per-CPU state of the accounting programs (one element, per-CPU map). */
 struct bperf_cpu {
 	__u64 busy;
+	/*
+	 * Folds of an exited task into its anchor begun and done here: a
+	 * reader of the tasks map that saw them differ, or change, may
+	 * have seen a task twice or not at all, and reads again.
+	 */
+	__u64 folds_begun;
+	__u64 folds_done;
+	__u64 untracked;		/* children the full tasks map missed */
 	struct bperf_prev prev[BPERF_MAX_SLOTS];
 };
 

@@ -13,8 +13,7 @@ bperf_pids=
 bperf_cleanup() {
 	local p
 
-	# tests hold a lock on fd 9 that their sessions wait for
-	exec 9>&-
+	bperf_unlock
 	for p in $bperf_pids; do
 		kill "$p" 2>/dev/null
 	done
@@ -50,9 +49,15 @@ bperf_fail() {
 	exit 1
 }
 
-# bperf_require: what every bperf test needs.
+# bperf_require [COMMAND...]: what every bperf test needs, and the
+# commands this one runs besides perf.
 bperf_require() {
+	local c
+
 	[ "$(id -u)" = 0 ] || bperf_skip "needs root"
+	for c in "$@"; do
+		command -v "$c" >/dev/null || bperf_skip "$c not found"
+	done
 	perf version --build-options | grep -Eq 'bpf_skeletons: +\[ on' ||
 		bperf_skip "perf built without BPF skeletons"
 	mountpoint -q /sys/fs/bpf || bperf_skip "bpffs not mounted at /sys/fs/bpf"
@@ -103,30 +108,30 @@ bperf_check() {
 	bperf_within "$2" "$3" "$4" || bperf_fail "$1: $3 is not within $4% of $2"
 }
 
+# bperf_has_fd PID LINK: PID holds an fd whose link matches LINK.
+bperf_has_fd() {
+	local fd
+
+	for fd in "/proc/$1/fd/"*; do
+		case $(readlink "$fd" 2>/dev/null) in
+		*"$2"*) return 0 ;;
+		esac
+	done
+	return 1
+}
+
 # bperf_wait_fd PID LINK: wait (up to 60 s) for PID, or a child of it
 # (PID may be a subshell), to hold an fd whose link matches LINK, e.g.
 # perf_event or bpf_link; then give it a moment to enable its counters.
 bperf_wait_fd() {
-	local i fd p
+	local i p
 
 	for i in $(seq 600); do
-		for fd in "/proc/$1/fd/"*; do
-			case $(readlink "$fd" 2>/dev/null) in
-			*"$2"*)
+		for p in "$1" $(pgrep -P "$1"); do
+			if bperf_has_fd "$p" "$2"; then
 				sleep 0.5
 				return 0
-				;;
-			esac
-		done
-		for p in $(pgrep -P "$1"); do
-			for fd in "/proc/$p/fd/"*; do
-				case $(readlink "$fd" 2>/dev/null) in
-				*"$2"*)
-					sleep 0.5
-					return 0
-					;;
-				esac
-			done
+			fi
 		done
 		kill -0 "$1" 2>/dev/null || return 1
 		[ "$i" -lt 600 ] && sleep 0.1
@@ -158,6 +163,81 @@ bperf_target() {
 bperf_go() {
 	echo go >"$bperf_tmp/go"
 	rm -f "$bperf_tmp/go"
+}
+
+# bperf_both OUT [perf stat options]: count the bperf_target processes
+# with bperf (to OUT) and with plain perf stat (to OUT_ref), both with
+# the options given; start them once both sessions are set up, and wait
+# until both sessions end.
+bperf_both() {
+	local out=$1 b p
+
+	shift
+	bperf_stat "$out" "$@" &
+	b=$!
+	plain_stat "${out}_ref" "$@" &
+	p=$!
+	bperf_wait_fd $b bpf-link ||
+		bperf_fail "bperf session did not start: $(cat "$bperf_tmp/$out.err")"
+	bperf_wait_fd $p perf_event ||
+		bperf_fail "perf stat did not start: $(cat "$bperf_tmp/${out}_ref.err")"
+	bperf_go
+	wait $b $p
+}
+
+# bperf_cpu_targets CPU: -a, then -C CPU, each counting a 2 s sleep with
+# bperf and with plain perf stat, which must agree within 10%.
+bperf_cpu_targets() {
+	local target
+
+	for target in "-a" "-C $1"; do
+		# shellcheck disable=SC2086 # $target is two words on purpose
+		bperf_stat cpu -e cpu-clock $target -- sleep 2
+		# shellcheck disable=SC2086
+		plain_stat cpu_ref -e cpu-clock $target -- sleep 2
+		bperf_check "cpu-clock $target" "$(bperf_get cpu_ref cpu-clock)" \
+			"$(bperf_get cpu cpu-clock)" 10
+	done
+}
+
+# bperf_held OUT [perf stat options]: in the background, count with
+# perf stat (options first: --bpf-counters and the attr map for bperf) a
+# workload that stamps its start and end (ns) in $bperf_tmp/OUT.start and
+# OUT.end and runs until the test lets go of the lock it holds on fd 9
+# (bperf_lock); output to $bperf_tmp/OUT.out.
+bperf_held() {
+	local out=$1
+
+	shift
+	# shellcheck disable=SC2016 # expanded by the workload's shell
+	perf stat "$@" -x, -o "$bperf_tmp/$out.out" -- sh -c \
+		'date +%s%N >"$0.start"; flock -s "$1" true; date +%s%N >"$0.end"' \
+		"$bperf_tmp/$out" "$bperf_tmp/lock" 2>"$bperf_tmp/$out.err" 9>&- &
+	bperf_pids="$bperf_pids $!"
+}
+
+# bperf_lock: take the lock bperf_held workloads wait for, on fd 9;
+# bperf_unlock lets them go.
+bperf_lock() {
+	exec 9>"$bperf_tmp/lock"
+	flock -x 9
+}
+
+bperf_unlock() {
+	exec 9>&-
+}
+
+# bperf_rate OUT EVENT: what a bperf_held session counted of EVENT per
+# second of its workload's life.
+bperf_rate() {
+	local count start end
+
+	count=$(bperf_count "$1" "$2") || return 1
+	start=$(cat "$bperf_tmp/$1.start" 2>/dev/null)
+	end=$(cat "$bperf_tmp/$1.end" 2>/dev/null)
+	[ -n "$start" ] && [ -n "$end" ] || return 1
+	awk -v c="$count" -v s="$start" -v e="$end" \
+		'BEGIN { if (e > s) printf "%.1f\n", c / ((e - s) / 1e9); else exit 1 }'
 }
 
 # bperf_entries PATH: how many entries the pinned map at PATH holds.
