@@ -1359,32 +1359,32 @@ static void bperf_drop_fds(void)
 static int bperf_register(void)
 {
 	__u32 sid, n;
-	int err;
+	int round;
 
-	if (bperf.ctl.nr_sessions >= BPERF_MAX_SESSIONS)
-		bperf_gc(0, false, false);
-	if (bperf.ctl.nr_sessions >= BPERF_MAX_SESSIONS) {
-		pr_err("bperf: too many sessions: all %d are in use\n",
-		       BPERF_MAX_SESSIONS);
-		return -1;
-	}
-	for (n = 0; n < BPERF_MAX_SESSIONS; n++) {
-		sid = (bperf.ctl.next_sid + n) % BPERF_MAX_SESSIONS + 1;
-		err = bpf_map_update_elem(bperf.sessions_fd, &sid, &bperf.self,
-					  BPF_NOEXIST);
-		if (!err)
-			break;
-		if (errno != EEXIST) {
-			bperf_report(-errno, "cannot register the session",
-				     NULL);
-			return -1;
+	for (round = 0; round < 2; round++) {
+		for (n = 0; n < BPERF_MAX_SESSIONS; n++) {
+			sid = (bperf.ctl.next_sid + n) % BPERF_MAX_SESSIONS + 1;
+			if (!bpf_map_update_elem(bperf.sessions_fd, &sid,
+						 &bperf.self, BPF_NOEXIST))
+				goto registered;
+			if (errno == E2BIG)
+				break;
+			if (errno != EEXIST) {
+				bperf_report(-errno,
+					     "cannot register the session",
+					     NULL);
+				return -1;
+			}
 		}
+		/* every id is taken: reap the dead, then look again */
+		if (!round)
+			bperf_gc(0, false, false);
 	}
-	if (n == BPERF_MAX_SESSIONS) {
-		pr_err("bperf: too many sessions: all %d are in use\n",
-		       BPERF_MAX_SESSIONS);
-		return -1;
-	}
+	pr_err("bperf: too many sessions: all %d are in use\n",
+	       BPERF_MAX_SESSIONS);
+	return -1;
+
+registered:
 	bperf.sid = sid;
 	bperf.ctl.next_sid = sid;
 	bperf.ctl.nr_sessions++;
@@ -1582,7 +1582,8 @@ static bool bperf_unsupported(int err)
 }
 
 /*
- * Open the events of a group (or a lone event) on every online CPU, as
+ * Open the events of a group (or a lone event) on the online CPUs of its
+ * PMU, as
  * a real perf group, and put them in the events array at their slots.
  * Our fds are closed after: the array keeps the events.  Locked.
  */
@@ -1591,9 +1592,23 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 {
 	struct perf_event_attr saved[n];
 	struct evsel *pos, *failed = leader;
+	struct perf_cpu_map *cpus;
 	struct perf_cpu cpu;
 	int i, idx, err = 0, fd;
 	__u32 key;
+
+	/* the PMU of a hybrid system's CPU type counts on those CPUs only */
+	if (perf_cpu_map__has_any_cpu_or_is_empty(leader->core.own_cpus))
+		cpus = perf_cpu_map__get(bperf.online);
+	else
+		cpus = perf_cpu_map__intersect(bperf.online,
+					       leader->core.own_cpus);
+	if (perf_cpu_map__is_empty(cpus)) {
+		perf_cpu_map__put(cpus);
+		pr_err("bperf: %s: none of its CPUs is online\n",
+		       evsel__name(leader));
+		return -1;
+	}
 
 	i = 0;
 	for_each_group_evsel(pos, leader) {
@@ -1610,10 +1625,10 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 	i = 0;
 	for_each_group_evsel(pos, leader) {
 		failed = pos;
-		err = evsel__open_per_cpu(pos, bperf.online, -1);
+		err = evsel__open_per_cpu(pos, cpus, -1);
 		if (err)
 			break;
-		perf_cpu_map__for_each_cpu(cpu, idx, bperf.online) {
+		perf_cpu_map__for_each_cpu(cpu, idx, cpus) {
 			fd = *(int *)xyarray__entry(pos->core.fd, idx, 0);
 			key = slots[i] * bperf.nr_cpus + cpu.cpu;
 			if (bpf_map_update_elem(bperf.events_fd, &key, &fd,
@@ -1628,7 +1643,7 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 	}
 	if (!err) {
 		failed = leader;
-		perf_cpu_map__for_each_cpu(cpu, idx, bperf.online) {
+		perf_cpu_map__for_each_cpu(cpu, idx, cpus) {
 			fd = *(int *)xyarray__entry(leader->core.fd, idx, 0);
 			if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
 				err = -errno;
@@ -1661,6 +1676,7 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 		evsel__close(pos);
 		pos->core.attr = saved[i++];
 	}
+	perf_cpu_map__put(cpus);
 	return err;
 }
 
@@ -1867,6 +1883,16 @@ static void bperf_roots_del(struct bperf_counter *c)
 	}
 }
 
+static void bperf_counter_free(struct bperf_counter *c)
+{
+	if (!c)
+		return;
+	free(c->snap);
+	free(c->base);
+	free(c->tids);
+	free(c);
+}
+
 static struct bperf_counter *bperf_counter_new(struct evsel *evsel, __u32 slot)
 {
 	struct bperf_counter *c = zalloc(sizeof(*c));
@@ -1880,23 +1906,10 @@ static struct bperf_counter *bperf_counter_new(struct evsel *evsel, __u32 slot)
 	c->base = calloc(c->nr, sizeof(*c->base));
 	c->tids = calloc(c->nr, sizeof(*c->tids));
 	if (!c->snap || !c->base || !c->tids) {
-		free(c->snap);
-		free(c->base);
-		free(c->tids);
-		free(c);
+		bperf_counter_free(c);
 		return NULL;
 	}
 	return c;
-}
-
-static void bperf_counter_free(struct bperf_counter *c)
-{
-	if (!c)
-		return;
-	free(c->snap);
-	free(c->base);
-	free(c->tids);
-	free(c);
 }
 
 /*
@@ -1954,7 +1967,7 @@ static int bperf_check_target(struct evsel *evsel, struct target *target,
 
 static int bperf__load(struct evsel *evsel, struct target *target)
 {
-	struct evsel *leader = evsel__leader(evsel), *pos;
+	struct evsel *leader = evsel__leader(evsel), *pos, *bad;
 	int n = leader->core.nr_members ?: 1, i, err;
 	__u32 slots[BPERF_MAX_SLOTS];
 	bool tasks;
@@ -1974,20 +1987,16 @@ static int bperf__load(struct evsel *evsel, struct target *target)
 	}
 	if (bperf_check_target(evsel, target, &tasks))
 		return -1;
-	if (leader != evsel) {
-		/* loading the leader set up the whole group */
-		pr_err("bperf: %s: every event of a group must use BPF counters\n",
-		       evsel__name(evsel));
-		return -1;
+	/* loading the leader sets up the whole group */
+	bad = leader != evsel ? evsel : NULL;
+	for_each_group_member(pos, leader) {
+		if (!bad && !bperf_wanted(pos, target))
+			bad = pos;
 	}
-	if (n > 1) {
-		for_each_group_member(pos, leader) {
-			if (!bperf_wanted(pos, target)) {
-				pr_err("bperf: %s: every event of a group must use BPF counters\n",
-				       evsel__name(pos));
-				return -1;
-			}
-		}
+	if (bad) {
+		pr_err("bperf: %s: every event of a group must use BPF counters\n",
+		       evsel__name(bad));
+		return -1;
 	}
 	if (n > BPERF_MAX_SLOTS) {
 		pr_err("bperf: group of %s too large\n", evsel__name(leader));
@@ -2291,27 +2300,6 @@ static int bperf_values(struct evsel *evsel, struct bperf_counter *c,
 	return bperf_read_totals(c->slot, vals);
 }
 
-/* Snapshot all counters of a group at once: they share the reads. */
-static int bperf__enable(struct evsel *evsel)
-{
-	struct bperf_counter *c = evsel->bpf_skel;
-	struct bperf_val *now;
-	int err;
-
-	if (!c || c->unsupported || c->enabled)
-		return 0;
-	now = calloc(c->nr, sizeof(*now));
-	if (!now)
-		return -ENOMEM;
-	err = bperf_values(evsel, c, now);
-	if (!err) {
-		memcpy(c->snap, now, c->nr * sizeof(*now));
-		c->enabled = true;
-	}
-	free(now);
-	return err;
-}
-
 static void bperf_val_delta(struct bperf_val *to, const struct bperf_val *now,
 			    const struct bperf_val *then)
 {
@@ -2320,32 +2308,58 @@ static void bperf_val_delta(struct bperf_val *to, const struct bperf_val *now,
 	to->running += now->running - then->running;
 }
 
-static int bperf__disable(struct evsel *evsel)
+/*
+ * Enabling takes a snapshot, disabling adds what was counted since to
+ * the base.  The members of a group share the read its leader does.
+ */
+static int bperf_toggle(struct evsel *evsel, bool enable)
 {
 	struct bperf_counter *c = evsel->bpf_skel;
 	struct bperf_val *now;
 	int i, err;
 
-	if (!c || c->unsupported || !c->enabled)
+	if (!c || c->unsupported || c->enabled == enable)
 		return 0;
 	now = calloc(c->nr, sizeof(*now));
 	if (!now)
 		return -ENOMEM;
 	err = bperf_values(evsel, c, now);
 	if (!err) {
-		for (i = 0; i < c->nr; i++)
-			bperf_val_delta(&c->base[i], &now[i], &c->snap[i]);
-		c->enabled = false;
+		for (i = 0; i < c->nr; i++) {
+			if (enable)
+				c->snap[i] = now[i];
+			else
+				bperf_val_delta(&c->base[i], &now[i],
+						&c->snap[i]);
+		}
+		c->enabled = enable;
 	}
 	free(now);
 	return err;
+}
+
+static int bperf__enable(struct evsel *evsel)
+{
+	return bperf_toggle(evsel, true);
+}
+
+static int bperf__disable(struct evsel *evsel)
+{
+	return bperf_toggle(evsel, false);
+}
+
+static void bperf_counts_set(struct perf_counts_values *counts,
+			     const struct bperf_val *v)
+{
+	counts->val = v->counter;
+	counts->ena = v->enabled;
+	counts->run = v->running;
 }
 
 static int bperf__read(struct evsel *evsel)
 {
 	struct bperf_counter *c = evsel->bpf_skel;
 	struct perf_cpu_map *cpus = evsel__cpus(evsel);
-	struct perf_counts_values *counts;
 	struct bperf_val *now, v;
 	struct perf_cpu cpu;
 	int i, idx, err = 0;
@@ -2365,10 +2379,7 @@ static int bperf__read(struct evsel *evsel)
 			v = c->base[i];
 			if (c->enabled && !c->unsupported)
 				bperf_val_delta(&v, &now[i], &c->snap[i]);
-			counts = perf_counts(evsel->counts, 0, i);
-			counts->val = v.counter;
-			counts->ena = v.enabled;
-			counts->run = v.running;
+			bperf_counts_set(perf_counts(evsel->counts, 0, i), &v);
 		}
 		goto out;
 	}
@@ -2380,10 +2391,7 @@ static int bperf__read(struct evsel *evsel)
 				bperf_val_delta(&v, &now[cpu.cpu],
 						&c->snap[cpu.cpu]);
 		}
-		counts = perf_counts(evsel->counts, idx, 0);
-		counts->val = v.counter;
-		counts->ena = v.enabled;
-		counts->run = v.running;
+		bperf_counts_set(perf_counts(evsel->counts, idx, 0), &v);
 	}
 out:
 	free(now);

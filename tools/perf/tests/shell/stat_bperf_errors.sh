@@ -3,9 +3,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # A map of another layout at the attr map path, or in the directory
-# beside it, a path outside bpffs, a system without bpffs, too many events
-# and a user without privileges must give a clear error and a non-zero
-# exit, and leave what is there alone.  The last session removes what it
+# beside it, a path outside bpffs, a system without bpffs, too many
+# events, a user without privileges and a session that may not share the
+# programs must give a clear error and a non-zero exit, and leave what is
+# there alone.  The last session removes what it
 # pinned, unless asked to keep it.
 
 set -u
@@ -74,6 +75,23 @@ if command -v setpriv >/dev/null; then
 	expect_error "not root" "need root" \
 		setpriv --reuid=65534 --regid=65534 --clear-groups \
 		perf stat --bpf-counters --bpf-attr-map "$attr" -e cpu-clock -a true
+fi
+
+# Without CAP_SYS_ADMIN a session cannot take the programs another one
+# loaded (ids to fds needs it): it must say so, not load its own.
+if command -v setpriv >/dev/null; then
+	bperf_lock
+	bperf_held root --bpf-counters --bpf-attr-map "$attr" -e cpu-clock -a
+	bperf_wait_fd $! bpf-link ||
+		bperf_fail "bperf session did not start: $(cat "$tmp/root.err")"
+	expect_error "no CAP_SYS_ADMIN" "sharing BPF counters needs CAP_SYS_ADMIN" \
+		setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin \
+		perf stat --bpf-counters --bpf-attr-map "$attr" -e cpu-clock -a true
+	n=$(bpftool prog show | grep -c ' name bperf_switch ')
+	[ "$n" = 1 ] || bperf_fail "$n leader programs loaded, want 1"
+	bperf_unlock
+	wait
+	bperf_get root cpu-clock >/dev/null
 fi
 
 # Kept if asked; a later session uses what was kept.

@@ -61,9 +61,11 @@ bperf_unlock
 kill $busy 2>/dev/null
 wait
 
-ref=$(bperf_rate ref cpu-clock) || bperf_fail "the reference counted nothing: $(cat "$tmp/ref.out" "$tmp/ref.err")"
+ref=$(bperf_rate ref cpu-clock) ||
+	bperf_fail "the reference counted nothing: $(cat "$tmp/ref.out" "$tmp/ref.err")"
 for s in a b; do
-	r=$(bperf_rate $s cpu-clock) || bperf_fail "session $s counted nothing: $(cat "$tmp/$s.out" "$tmp/$s.err")"
+	r=$(bperf_rate $s cpu-clock) ||
+		bperf_fail "session $s counted nothing: $(cat "$tmp/$s.out" "$tmp/$s.err")"
 	bperf_check "session $s, msec/s" "$ref" "$r" 10
 done
 
