@@ -575,18 +575,22 @@ static int bperf_paths(struct target *target)
 }
 
 /* The name of a map's BTF value type; kernel BTF objects are cached. */
-static const char *bperf_btf_value_name(const struct bpf_map_info *info)
+static const char *bperf_btf_value_name(const struct bpf_map_info *info,
+					bool *denied)
 {
 	static struct btf *btf;
 	static __u32 btf_id;
 	const struct btf_type *t;
 
+	*denied = false;
 	if (!info->btf_id || !info->btf_value_type_id)
 		return NULL;
 	if (btf_id != info->btf_id) {
 		btf__free(btf);
 		btf = btf__load_from_kernel_by_id(info->btf_id);
 		btf_id = btf ? info->btf_id : 0;
+		/* BTF ids to fds, like program ids, need CAP_SYS_ADMIN */
+		*denied = !btf && errno == EPERM;
 	}
 	t = btf ? btf__type_by_id(btf, info->btf_value_type_id) : NULL;
 	return t ? btf__name_by_offset(btf, t->name_off) : NULL;
@@ -629,8 +633,15 @@ static int bperf_map_compatible(int fd, const char *path, __u32 type,
 		scnprintf(why, sizeof(why), "name '%s', want '%s'",
 			  info.name, name);
 	else if (btf_value) {
-		const char *tname = bperf_btf_value_name(&info);
+		const char *tname;
+		bool denied;
 
+		tname = bperf_btf_value_name(&info, &denied);
+		if (denied) {
+			pr_err("bperf: cannot read the BTF of %s: sharing BPF counters needs CAP_SYS_ADMIN\n",
+			       path);
+			return -1;
+		}
 		if (!tname || strcmp(tname, btf_value))
 			scnprintf(why, sizeof(why),
 				  "BTF value type '%s', want '%s'",
