@@ -6,8 +6,10 @@
 #     perf stat --bpf-counters -e cpu-clock -a -- sleep $BENCH_HOLD
 # and, at each N asked for, measures
 #     perf bench sched pipe -l $BENCH_LOOPS
-# three times.  Writes "tool,N,run,usecs_per_op" lines to $JOB/bench.csv
-# and what it sees to stdout.  The same perf bench binary (perf-base)
+# three times, then once more with kernel.bpf_stats_enabled to take the
+# time the BPF programs run on sched_switch take per context switch.
+# Writes "tool,N,run,usecs_per_op" lines to $JOB/bench.csv, "tool,N,ns"
+# lines to $JOB/bpf.csv and what it sees to stdout.  The same perf bench binary (perf-base)
 # measures both, so only the sessions differ.
 
 loops=${BENCH_LOOPS:-20000}
@@ -18,13 +20,50 @@ runs=${BENCH_RUNS:-3}
 ns_base=${BENCH_N_BASE:-0 1 8 32 38}
 ns_ours=${BENCH_N_OURS:-0 1 8 32 38 100 1000}
 out=$JOB/bench.csv
+bpf_out=$JOB/bpf.csv
 : >"$out"
+: >"$bpf_out"
 cd /tmp || exit 1
 
 # usecs: one run of the pipe benchmark, in usecs/op
 usecs() {
 	perf-base bench sched pipe -l "$loops" 2>&1 |
 		awk '/usecs\/op/ { print $1; exit }'
+}
+
+# switch_stats TOOL: "run_time_ns run_cnt" of the programs that run on
+# sched_switch: upstream's leader (on_switch) and the fexit program each
+# session attaches to it, or our one program (bperf_switch).  The count
+# is the leader's: one run per context switch.
+switch_stats() {
+	local progs=bperf_switch leader=bperf_switch
+
+	[ "$1" = base ] && progs='on_switch|fexit_XXX' leader=on_switch
+	bpftool prog show | awk -v re="^($progs)\$" -v leader="$leader" '
+		/^[0-9]+: / {
+			name = ""; t = 0; c = 0
+			for (i = 1; i < NF; i++) {
+				if ($i == "name") name = $(i + 1)
+				if ($i == "run_time_ns") t = $(i + 1)
+				if ($i == "run_cnt") c = $(i + 1)
+			}
+			if (name ~ re) T += t
+			if (name == leader) C += c
+		}
+		END { print T + 0, C + 0 }'
+}
+
+# bpf_ns TOOL: ns of BPF per context switch over one more pipe run
+bpf_ns() {
+	local t0 c0 t1 c1
+
+	sysctl -qw kernel.bpf_stats_enabled=1
+	read -r t0 c0 < <(switch_stats "$1")
+	usecs >/dev/null
+	read -r t1 c1 < <(switch_stats "$1")
+	sysctl -qw kernel.bpf_stats_enabled=0
+	awk -v t=$((t1 - t0)) -v c=$((c1 - c0)) \
+		'BEGIN { if (c > 0) printf "%.1f\n", t / c; else print "-" }'
 }
 
 # sessions TOOL: how many sessions have set up their counters: upstream
@@ -81,6 +120,11 @@ for tool in base ours; do
 			echo "$tool,$n,$r,$u" >>"$out"
 			echo "    run $r: $u usecs/op"
 		done
+		if [ "$n" -gt 0 ]; then
+			ns=$(bpf_ns $tool)
+			echo "$tool,$n,$ns" >>"$bpf_out"
+			echo "    BPF on sched_switch: $ns ns per context switch"
+		fi
 	done
 
 	if [ $tool = base ] && [ ${#pids[@]} -ge 38 ]; then

@@ -7,11 +7,14 @@
 bench.csv holds "tool,N,run,usecs_per_op" lines (tool: base or ours).
 Prints, per tool and N, the median usecs/op and the overhead against
 N = 0 of the same tool, checks the goals, and draws the overhead against
-the number of sessions (log scale) in out.svg.
+the number of sessions (log scale) in out.svg.  If bpf.csv ("tool,N,ns":
+ns of BPF run on sched_switch per context switch) is next to bench.csv,
+prints it too.
 """
 
 import csv
 import math
+import os
 import statistics
 import sys
 
@@ -117,6 +120,23 @@ def svg(ovh, path):
         f.write("\n".join(out) + "\n")
 
 
+def bpf_table(path):
+    ns = {}
+    with open(path) as f:
+        for row in csv.reader(f):
+            if len(row) == 3 and row[2] not in ("", "-"):
+                ns.setdefault(row[0], {})[int(row[1])] = float(row[2])
+    if not ns:
+        return
+    print()
+    print("BPF run on sched_switch, ns per context switch (kernel.bpf_stats_enabled):")
+    print(f"{'N':>6} {'upstream':>9} {'ours':>9}")
+    for n in sorted({n for d in ns.values() for n in d}):
+        cells = [f"{ns[t][n]:.0f}" if n in ns.get(t, {}) else "-"
+                 for t in ("base", "ours")]
+        print(f"{n:>6} {cells[0]:>9} {cells[1]:>9}")
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -125,6 +145,9 @@ def main():
     table(med, ovh)
     goals(ovh)
     svg(ovh, sys.argv[2])
+    bpf = os.path.join(os.path.dirname(sys.argv[1]), "bpf.csv")
+    if os.path.exists(bpf):
+        bpf_table(bpf)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ VM_MEM=${BENCH_VM_MEM:-14G} "$TOP/selftests/run-vm.sh" \
 	--timeout "${BENCH_TIMEOUT:-5400}" --log "$out/console" --job "$job" \
 	-- "$cmd" || die "the benchmark VM run failed, see $out/console"
 phase_done
-cp "$job/bench.csv" "$out/bench.csv"
+cp "$job/bench.csv" "$job/bpf.csv" "$out/"
 python3 "$TOP/selftests/bench/bperf-plot.py" "$out/bench.csv" "$out/bperf.svg" |
 	tee "$out/summary"
 echo "(results in $out; plot $out/bperf.svg)"

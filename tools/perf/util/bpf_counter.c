@@ -1470,13 +1470,13 @@ static int bperf_join(struct target *target)
 	bperf.self.pidns = bperf.pidns;
 	if (bperf_proc_stat(bperf.self.pid, &state, &bperf.self.start_time)) {
 		pr_err("bperf: cannot read /proc/self/stat\n");
-		return -1;
+		goto fail;
 	}
 	if (bperf.tasks)
 		bperf.self.flags |= BPERF_SESSION_TASKS;
 
 	if (bperf_lock_first())
-		return -1;
+		goto fail;
 
 	scnprintf(ctl_path, sizeof(ctl_path), "%s/bperf_ctl", bperf.dir);
 	if (access(ctl_path, F_OK)) {
@@ -1512,6 +1512,8 @@ fail:
 		bperf_teardown();
 	bperf_unlock();
 	bperf_drop_fds();
+	perf_cpu_map__put(bperf.online);
+	bperf.online = NULL;
 	return -1;
 }
 
