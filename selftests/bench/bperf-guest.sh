@@ -6,7 +6,7 @@
 #     perf stat --bpf-counters -e cpu-clock -a -- sleep $BENCH_HOLD
 # and, at each N asked for, measures
 #     perf bench sched pipe -l $BENCH_LOOPS
-# three times, then once more with kernel.bpf_stats_enabled to take the
+# $BENCH_RUNS times (7), then once more with kernel.bpf_stats_enabled to take the
 # time the BPF programs run on sched_switch take per context switch.
 # Writes "tool,N,run,usecs_per_op" lines to $JOB/bench.csv, "tool,N,ns"
 # lines to $JOB/bpf.csv and what it sees to stdout.  The same perf bench binary (perf-base)
@@ -16,7 +16,7 @@ loops=${BENCH_LOOPS:-20000}
 # Sessions sleep longer than the 600 s of the original recipe: 1000 of
 # them take about 20 minutes to start in a TCG VM.
 hold=${BENCH_HOLD:-7200}
-runs=${BENCH_RUNS:-3}
+runs=${BENCH_RUNS:-7}
 ns_base=${BENCH_N_BASE:-0 1 8 32 38}
 ns_ours=${BENCH_N_OURS:-0 1 8 32 38 100 1000}
 out=$JOB/bench.csv
@@ -92,6 +92,8 @@ for tool in base ours; do
 	ns=$ns_ours
 	[ $tool = base ] && perf=perf-base ns=$ns_base
 	pids=()
+	# a first run warms up what the guest has not run yet
+	usecs >/dev/null
 	for n in $ns; do
 		t0=$(date +%s)
 		# start them 20 at a time, so that perf does not start 900 at once

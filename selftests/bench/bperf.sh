@@ -20,7 +20,7 @@ job=$out/job
 phase "bperf sessions vs perf bench sched pipe, in one VM run (log in $out/console)"
 # the guest sees only the command line: pass the settings on it
 cmd="BENCH_N_BASE='${BENCH_N_BASE:-}' BENCH_N_OURS='${BENCH_N_OURS:-}'"
-cmd="$cmd BENCH_LOOPS=${BENCH_LOOPS:-20000} BENCH_RUNS=${BENCH_RUNS:-3}"
+cmd="$cmd BENCH_LOOPS=${BENCH_LOOPS:-20000} BENCH_RUNS=${BENCH_RUNS:-7}"
 cmd="$cmd BENCH_HOLD=${BENCH_HOLD:-7200}"
 cmd="$cmd $TOP/selftests/bench/bperf-guest.sh"
 VM_MEM=${BENCH_VM_MEM:-14G} "$TOP/selftests/run-vm.sh" \
