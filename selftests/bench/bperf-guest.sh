@@ -6,11 +6,11 @@
 #     perf stat --bpf-counters -e cpu-clock -a -- sleep $BENCH_HOLD
 # and, at each N asked for, measures
 #     perf bench sched pipe -l $BENCH_LOOPS
-# $BENCH_RUNS times (7), then once more with kernel.bpf_stats_enabled to take the
-# time the BPF programs run on sched_switch take per context switch.
+# $BENCH_RUNS times, then once more with kernel.bpf_stats_enabled, for
+# the time the BPF programs on sched_switch take per context switch.
 # Writes "tool,N,run,usecs_per_op" lines to $JOB/bench.csv, "tool,N,ns"
-# lines to $JOB/bpf.csv and what it sees to stdout.  The same perf bench binary (perf-base)
-# measures both, so only the sessions differ.
+# lines to $JOB/bpf.csv and what it sees to stdout.  The same perf bench
+# binary (perf-base) measures both, so only the sessions differ.
 
 loops=${BENCH_LOOPS:-20000}
 # Sessions sleep longer than the 600 s of the original recipe: 1000 of
