@@ -21,7 +21,7 @@ phase "bperf sessions vs perf bench sched pipe, in one VM run (log in $out/conso
 # the guest sees only the command line: pass the settings on it
 cmd="BENCH_N_BASE='${BENCH_N_BASE:-}' BENCH_N_OURS='${BENCH_N_OURS:-}'"
 cmd="$cmd BENCH_LOOPS=${BENCH_LOOPS:-20000} BENCH_RUNS=${BENCH_RUNS:-3}"
-cmd="$cmd BENCH_HOLD=${BENCH_HOLD:-7200}"
+cmd="$cmd BENCH_HOLD=${BENCH_HOLD:-1000000}"
 cmd="$cmd $TOP/selftests/bench/bperf-guest.sh"
 # One vCPU and QEMU's -icount: the guest clock then counts instructions,
 # so usecs/op measure what a context switch costs, not how busy the host
