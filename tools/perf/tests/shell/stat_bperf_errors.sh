@@ -67,8 +67,7 @@ done
 events="$events,cpu-clock:D,task-clock:D"
 expect_error "65 distinct events" "all 64 event slots are in use" \
 	perf stat --bpf-counters --bpf-attr-map "$attr" -e "$events" -a true
-left=$(bperf_pinned)
-[ -z "$left" ] || bperf_fail "left pinned after a failed session: $left"
+bperf_none_pinned "after a failed session"
 
 # Privileges: BPF counters need root.
 if command -v setpriv >/dev/null; then
@@ -107,6 +106,5 @@ for i in 1 2; do
 done
 echo "persistent maps kept, programs unloaded, maps reused"
 bperf_stat last -e cpu-clock -a true || bperf_fail "$(cat "$tmp/last.err")"
-left=$(bperf_pinned)
-[ -z "$left" ] || bperf_fail "left pinned after the last session: $left"
+bperf_none_pinned
 exit 0

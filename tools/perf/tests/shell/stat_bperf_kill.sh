@@ -61,14 +61,7 @@ bperf_unlock
 kill $busy 2>/dev/null
 wait
 
-ref=$(bperf_rate ref cpu-clock) ||
-	bperf_fail "the reference counted nothing: $(cat "$tmp/ref.out" "$tmp/ref.err")"
-for s in a b; do
-	r=$(bperf_rate $s cpu-clock) ||
-		bperf_fail "session $s counted nothing: $(cat "$tmp/$s.out" "$tmp/$s.err")"
-	bperf_check "session $s, msec/s" "$ref" "$r" 10
-done
+bperf_check_rates ref cpu-clock a b
 
-left=$(bperf_pinned)
-[ -z "$left" ] || bperf_fail "left pinned after the last session: $left"
+bperf_none_pinned
 exit 0

@@ -50,13 +50,6 @@ sleep "$dur"
 bperf_unlock
 wait
 
-plain=$(bperf_rate plain cpu-clock) ||
-	bperf_fail "plain perf stat counted nothing: $(cat "$tmp/plain.out" "$tmp/plain.err")"
-for s in a b; do
-	r=$(bperf_rate $s cpu-clock) ||
-		bperf_fail "session $s counted nothing: $(cat "$tmp/$s.out" "$tmp/$s.err")"
-	bperf_check "session $s, msec/s" "$plain" "$r" 10
-done
-left=$(bperf_pinned)
-[ -z "$left" ] || bperf_fail "left pinned after the last session: $left"
+bperf_check_rates plain cpu-clock a b
+bperf_none_pinned
 exit 0

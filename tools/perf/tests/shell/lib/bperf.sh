@@ -246,7 +246,27 @@ bperf_entries() {
 	bpftool -j map dump pinned "$1" | grep -o '"key":\[' | wc -l
 }
 
-# bperf_pinned: what this test left pinned under /sys/fs/bpf.
-bperf_pinned() {
-	ls -d "$bperf_attr" "${bperf_attr}_dir" 2>/dev/null
+# bperf_none_pinned [WHEN]: fail if this test's sessions left anything
+# pinned under /sys/fs/bpf (WHEN: "after the last session").
+bperf_none_pinned() {
+	local left
+
+	left=$(ls -d "$bperf_attr" "${bperf_attr}_dir" 2>/dev/null)
+	[ -z "$left" ] ||
+		bperf_fail "left pinned ${1:-after the last session}: $left"
+}
+
+# bperf_check_rates REF EVENT OUT...: each bperf_held session OUT counted
+# EVENT at the rate REF did, within 10%.
+bperf_check_rates() {
+	local ref=$1 event=$2 rate r s
+
+	shift 2
+	rate=$(bperf_rate "$ref" "$event") ||
+		bperf_fail "$ref counted nothing: $(cat "$bperf_tmp/$ref.out" "$bperf_tmp/$ref.err")"
+	for s in "$@"; do
+		r=$(bperf_rate "$s" "$event") ||
+			bperf_fail "session $s counted nothing: $(cat "$bperf_tmp/$s.out" "$bperf_tmp/$s.err")"
+		bperf_check "session $s, $event msec/s" "$rate" "$r" 10
+	done
 }
