@@ -263,10 +263,10 @@ bperf_check_rates() {
 
 	shift 2
 	rate=$(bperf_rate "$ref" "$event") ||
-		bperf_fail "$ref counted nothing: $(cat "$bperf_tmp/$ref.out" "$bperf_tmp/$ref.err")"
+		bperf_fail "$ref counted nothing: $(cat "$bperf_tmp/$ref".{out,err})"
 	for s in "$@"; do
 		r=$(bperf_rate "$s" "$event") ||
-			bperf_fail "session $s counted nothing: $(cat "$bperf_tmp/$s.out" "$bperf_tmp/$s.err")"
+			bperf_fail "session $s counted nothing: $(cat "$bperf_tmp/$s".{out,err})"
 		bperf_check "session $s, $event msec/s" "$rate" "$r" 10
 	done
 }
