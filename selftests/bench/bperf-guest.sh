@@ -124,9 +124,9 @@ for tool in base ours; do
 			echo "    run $r: $u usecs/op"
 		done
 		if [ "$n" -gt 0 ]; then
-			ns=$(bpf_ns $tool)
-			echo "$tool,$n,$ns" >>"$bpf_out"
-			echo "    BPF on sched_switch: $ns ns per context switch"
+			per_switch=$(bpf_ns $tool)
+			echo "$tool,$n,$per_switch" >>"$bpf_out"
+			echo "    BPF on sched_switch: $per_switch ns per context switch"
 		fi
 	done
 

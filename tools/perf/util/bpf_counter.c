@@ -1046,8 +1046,6 @@ static int bperf_gc(int budget, bool stop_at_live, bool all_dead)
 		goto out;
 	n = bperf_dump(bperf.sessions_fd, sids, sizeof(*sids), recs,
 		       sizeof(*recs), BPERF_MAX_SESSIONS);
-	if (n < 0)
-		goto out;
 	live = 0;
 	for (i = 0; i < n; i++) {
 		ent[i].sid = sids[i];
@@ -1596,8 +1594,8 @@ static bool bperf_unsupported(int err)
 
 /*
  * Open the events of a group (or a lone event) on the online CPUs of its
- * PMU, as
- * a real perf group, and put them in the events array at their slots.
+ * PMU, as a real perf group, and put them in the events array at their
+ * slots.
  * Our fds are closed after: the array keeps the events.  Locked.
  */
 static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
@@ -2124,7 +2122,6 @@ static struct bperf_entry *bperf_entry_find(struct bperf_entry *e, int n,
 	return bsearch(&key, e, n, sizeof(*e), bperf_entry_cmp);
 }
 
-/* The tracked tasks of one slot, sorted by tid. */
 /* What the programs' per-CPU state says about folds, over all CPUs. */
 struct bperf_folds {
 	__u64 begun;
@@ -2191,6 +2188,7 @@ static int bperf_tasks_read(struct bperf_task_key *keys,
 			  sizeof(*vals), BPERF_MAX_TASKS);
 }
 
+/* The tracked tasks of one slot, sorted by tid. */
 static int bperf_tasks_of(__u32 slot, struct bperf_entry **out)
 {
 	struct bperf_task_key *keys;

@@ -14,15 +14,15 @@
 #include "bperf_maps.h"
 
 #define ESRCH	3
+#define E2BIG	7
 #define EAGAIN	11
 #define EEXIST	17
-#define E2BIG	7
+#define EINVAL	22
 
 #define PF_EXITING	0x00000004
 
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
 extern void bpf_task_release(struct task_struct *p) __ksym;
-#define EINVAL	22
 
 /* Is the task gone, or past the point where its exit hook may run? */
 static __always_inline bool bperf_exiting(__u32 tid)

@@ -163,9 +163,6 @@ static __always_inline void bperf_put(__u32 tid, __u32 slot)
 	struct bperf_val sum;
 	__u32 anc, i, zero = 0;
 
-	pc = bpf_map_lookup_elem(&bperf_cpu, &zero);
-	if (!pc)
-		return;
 	for (i = 0; i < BPERF_MAX_DEPTH; i++) {
 		task = bpf_map_lookup_elem(&bperf_tasks, &key);
 		if (!task)
@@ -173,7 +170,10 @@ static __always_inline void bperf_put(__u32 tid, __u32 slot)
 		if (__sync_fetch_and_add(&task->hold, -1) != 1)
 			return;
 
-		__sync_fetch_and_add(&pc->folds_begun, 1);
+		/* perf reads the tasks map again if it overlapped a fold */
+		pc = bpf_map_lookup_elem(&bperf_cpu, &zero);
+		if (pc)
+			__sync_fetch_and_add(&pc->folds_begun, 1);
 		anc = task->anc;
 		sum.counter = task->own.counter + task->folded.counter;
 		sum.enabled = task->own.enabled + task->folded.enabled;
@@ -183,7 +183,8 @@ static __always_inline void bperf_put(__u32 tid, __u32 slot)
 		task = anc ? bpf_map_lookup_elem(&bperf_tasks, &key) : NULL;
 		if (task)
 			bperf_val_add(&task->folded, &sum);
-		__sync_fetch_and_add(&pc->folds_done, 1);
+		if (pc)
+			__sync_fetch_and_add(&pc->folds_done, 1);
 		if (!task)
 			return;
 	}
