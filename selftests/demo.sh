@@ -1,59 +1,194 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# 'make run': runs inside the VM and shows the series at work.
-#  1. two perf stat --bpf-counters sessions sharing one leader program;
+# 'make run': runs inside the VM and shows the series at work; 'make check'
+# runs it too, as the vm-test demo.
+#  1. two perf stat --bpf-counters sessions sharing one set of counters:
+#     bperf's pinned maps, its one leader program and its links, while both
+#     sessions hold them;
 #  2. the PERF_RECORD_BPF_EVENT and PERF_RECORD_KSYMBOL records of a BPF
 #     program loaded and unloaded while perf record -a runs.
-set -eu
+# Every step checks what it shows.  The sessions and the workload wait for
+# the demo, never the other way round: whatever the demo looks at stays
+# there until it lets go.  On a failure the last line says which step
+# failed and why, and the exit status is 1.
+set -u
 
 work=$(mktemp -d /tmp/demo.XXXXXX)
 demo_obj=$BUILD_DIR/tools/vm/demo.bpf.o
-map=/sys/fs/bpf/perf_attr_map
+attr=/sys/fs/bpf/bperf_attr_map
+pin=/sys/fs/bpf/perf_demo
+pids=
+current=start
+
+failed=
+
+# On the way out, whatever the way: end what is left and, after that,
+# say why the demo failed, so that it is the last line.
+cleanup() {
+	local p
+
+	exec 9>&-
+	for p in $pids; do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -f "$pin"
+	rm -rf "$work"
+	[ -z "$failed" ] || echo "$failed"
+}
+trap cleanup EXIT
 
 step() {
+	current=$*
 	printf '\n=== %s\n' "$*"
 }
 
-step "perf under test: $(perf version), upstream: $(perf-base version)"
+fail() {
+	failed="demo FAILED in step \"$current\": $*"
+	exit 1
+}
 
-step "1. two concurrent 'perf stat --bpf-counters -e cpu-clock -a' sessions"
+# wait_for SECS WHAT CMD...: run CMD every 0.1 s until it succeeds; fail
+# the demo, naming WHAT, if it has not within SECS seconds.
+wait_for() {
+	local secs=$1 what=$2 i
+
+	shift 2
+	for ((i = 0; i < secs * 10; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	fail "timed out after ${secs}s waiting for $what"
+}
+
+both_started() {
+	[ -e "$work/started1" ] && [ -e "$work/started2" ]
+}
+
+# bperf_progs: id and name of each loaded program whose name starts with
+# bperf_, one a line.
+bperf_progs() {
+	bpftool -j prog show | python3 -c '
+import json, sys
+for p in json.load(sys.stdin):
+    if p.get("name", "").startswith("bperf_"):
+        print(p["id"], p["name"])'
+}
+
+no_bperf_progs() {
+	[ -z "$(bperf_progs)" ]
+}
+
+prog_gone() {
+	! bpftool prog show id "$1" >/dev/null 2>&1
+}
+
+step "perf under test: $(perf version); upstream: $(perf-base version)"
+command -v bpftool >/dev/null || fail "bpftool not found"
+[ -e "$attr" ] && fail "$attr is already pinned: another bperf session runs"
+
+step "two 'perf stat --bpf-counters -e cpu-clock -a' sessions at once"
+# The workloads wait on a lock the demo holds: the sessions count until
+# the demo has looked at them and lets go.
+exec 9>"$work/lock"
+flock -x 9
 for s in 1 2; do
 	perf stat --bpf-counters -e cpu-clock -a -o "$work/stat$s" -- \
-		sh -c "touch $work/started$s; sleep 4" &
+		sh -c "touch $work/started$s; flock -s $work/lock true" 9>&- &
+	pids="$pids $!"
 done
-for _ in $(seq 100); do
-	[ -e "$work/started1" ] && [ -e "$work/started2" ] && break
-	sleep 0.1
+# perf stat enables the counters before it starts the workload.
+wait_for 180 "both sessions to start counting" both_started
+echo "both sessions count now."
+
+echo "--- bperf's pinned state: the attr map, and the maps in ${attr}_dir"
+ls -d "$attr" || fail "$attr is not pinned"
+(cd "${attr}_dir" && echo *)
+n=$(bpftool -j map dump pinned "$attr" | grep -o '"key":\[' | wc -l)
+echo "events in the attr map: $n (cpu-clock, counted once for both sessions)"
+[ "$n" = 1 ] || fail "want 1 event in $attr, found $n"
+
+echo "--- BPF programs: one leader for every session and event"
+bperf_progs >"$work/progs"
+cat "$work/progs"
+leader=$(awk '$2 == "bperf_switch" { print $1 }' "$work/progs")
+[ "$(echo "$leader" | wc -w)" = 1 ] ||
+	fail "want one bperf_switch program, found: $(tr '\n' ' ' <"$work/progs")"
+
+echo "--- BPF links, and the processes holding them: both sessions"
+bpftool link show >"$work/links" || fail "bpftool link show failed"
+awk -v p=" prog $leader\$" '/^[0-9]+: / { show = $0 ~ p } show' "$work/links"
+# shellcheck disable=SC2086 # $pids: one argument per session
+bpftool -j link show | python3 -c '
+import json, sys
+leader, sessions = int(sys.argv[1]), set(map(int, sys.argv[2:]))
+for l in json.load(sys.stdin):
+    if l.get("prog_id") == leader:
+        held = {p["pid"] for p in l.get("pids", [])}
+        sys.exit(0 if sessions <= held else 1)
+sys.exit(1)' "$leader" $pids ||
+	fail "the leader's link is not held by both sessions ($pids): $(bpftool link show)"
+
+echo "--- the sessions end once the demo lets go of the lock"
+exec 9>&-
+for p in $pids; do
+	wait "$p" || fail "session $p failed: $(cat "$work"/stat*)"
 done
-echo "--- while both run: the attr map, one entry per event attr"
-bpftool map dump pinned "$map" | tail -n 1
-echo "--- BPF programs loaded now: one leader (on the sched_switch raw"
-echo "    tracepoint) for the event, shared by both sessions"
-bpftool prog show | grep -E '^[0-9]+: '
-echo "--- BPF links"
-bpftool link show | grep -E '^[0-9]+: '
-wait
+pids=
 for s in 1 2; do
-	echo "--- session $s"
-	grep -E 'cpu-clock|elapsed' "$work/stat$s"
+	echo "session $s:"
+	grep -E 'cpu-clock|elapsed' "$work/stat$s" | sed -E 's/^ +/  /'
+	grep -Eq '^ *[0-9][0-9,.]* +msec +cpu-clock' "$work/stat$s" ||
+		fail "session $s counted no cpu-clock: $(cat "$work/stat$s")"
 done
 
-step "2. perf record -a while a BPF program is loaded and unloaded"
-pin=/sys/fs/bpf/perf_demo
-perf record -q -a -e cpu-clock -o "$work/perf.data" -- sh -c "
-	sleep 0.5
-	bpftool prog load $demo_obj $pin &&
-	bpftool prog show pinned $pin | head -n 1 | tee $work/prog
-	sleep 0.5
-	rm $pin && echo 'removed $pin: last reference gone, program unloaded'
-	sleep 0.5"
+echo "--- after the last session: nothing pinned, no bperf program loaded"
+[ -e "$attr" ] && fail "$attr is still pinned"
+wait_for 60 "bperf's programs to be unloaded" no_bperf_progs
+echo "nothing left."
+
+step "perf record -a while a BPF program is loaded and unloaded"
+[ -f "$demo_obj" ] || fail "$demo_obj missing: make build"
+# The workload stops only once the program is gone: its unload record is
+# written when the last reference goes, which bpffs drops after an RCU
+# grace period.
+cat >"$work/load.sh" <<EOF
+bpftool prog load $demo_obj $pin || exit 1
+bpftool prog show pinned $pin | head -n 1 | tee $work/prog
+id=\$(cut -d: -f1 $work/prog)
+rm $pin
+for i in \$(seq 600); do
+	bpftool prog show id \$id >/dev/null 2>&1 || break
+	sleep 0.1
+done
+bpftool prog show id \$id >/dev/null 2>&1 && exit 1
+echo "removed $pin: last reference gone, program \$id unloaded"
+EOF
+perf record -q -a -e cpu-clock -o "$work/perf.data" -- sh "$work/load.sh" \
+	2>"$work/record.err" || fail "perf record failed: $(cat "$work/record.err")"
 id=$(cut -d: -f1 "$work/prog")
+[ -n "$id" ] || fail "the program was not loaded"
+prog_gone "$id" || fail "program $id is still loaded"
+
 echo "--- perf script --show-bpf-events: the records of program $id"
-perf script -i "$work/perf.data" --show-bpf-events 2>/dev/null |
-	grep -E "PERF_RECORD_BPF_EVENT .*id $id\$|PERF_RECORD_KSYMBOL .*_demo_nanosleep\$" |
-	sed -E 's/^ +//'
+perf script -i "$work/perf.data" --show-bpf-events >"$work/script" 2>"$work/script.err" ||
+	fail "perf script failed: $(cat "$work/script.err")"
+grep -E "PERF_RECORD_BPF_EVENT .*id $id\$|PERF_RECORD_KSYMBOL .*_demo_nanosleep\$" \
+	"$work/script" | sed -E 's/^ +//' | tee "$work/records"
 echo "(type 1 = PROG_LOAD, 2 = PROG_UNLOAD; KSYMBOL flags 0x1 = unregister)"
+for want in "PERF_RECORD_BPF_EVENT type 1,.* id $id\$" \
+	    "PERF_RECORD_BPF_EVENT type 2,.* id $id\$" \
+	    "PERF_RECORD_KSYMBOL .* flags 0x0 .*_demo_nanosleep\$" \
+	    "PERF_RECORD_KSYMBOL .* flags 0x1 .*_demo_nanosleep\$"; do
+	[ "$(grep -Ec "$want" "$work/records")" = 1 ] ||
+		fail "want one record matching '$want' in perf script's output"
+done
+
 echo "--- perf report --stdio --sort comm (samples taken meanwhile)"
-perf report -i "$work/perf.data" --stdio --sort comm 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 8
-rm -rf "$work"
-step "done"
+perf report -i "$work/perf.data" --stdio --sort comm >"$work/report" 2>"$work/report.err" ||
+	fail "perf report failed: $(cat "$work/report.err")"
+grep -v '^#' "$work/report" | grep -v '^$' | head -n 8
+grep -Eq '^ +[0-9.]+% +bpftool$' "$work/report" ||
+	fail "no samples of bpftool in the report"
+
+step "done: every step checked what it showed"

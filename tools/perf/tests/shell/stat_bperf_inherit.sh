@@ -24,9 +24,8 @@ WORK
 
 bperf_stat inh -e task-clock -- sh "$tmp/work.sh"
 plain_stat inh_ref -e task-clock -- sh "$tmp/work.sh"
-inh=$(bperf_get inh task-clock)
 inh_ref=$(bperf_get inh_ref task-clock)
-bperf_check "workload, inherited" "$inh_ref" "$inh" 15
+bperf_check_util "workload, inherited" inh_ref inh task-clock 10
 
 bperf_stat noinh --no-inherit -e task-clock -- sh "$tmp/work.sh"
 plain_stat noinh_ref --no-inherit -e task-clock -- sh "$tmp/work.sh"

@@ -23,12 +23,6 @@ tmp=$(bperf_dir)
 attr=$(bperf_attr_map)
 ncpus=$(getconf _NPROCESSORS_ONLN)
 
-# utilized NAME: the CPUs utilized perf stat reports for cpu-clock
-utilized() {
-	awk -F, '$3 == "cpu-clock" && $6 ~ /^[0-9.]+$/ { print $6; exit }' \
-		"$tmp/$1.out"
-}
-
 for n in 40 200; do
 	bperf_lock
 	bperf_target busy 2
@@ -69,11 +63,11 @@ for n in 40 200; do
 	wait
 
 	ref=$(bperf_get task_ref task-clock)
-	echo "reference: $ref msec of task-clock, $(utilized cpu_ref) CPUs utilized of $ncpus"
+	echo "reference: $ref msec of task-clock, $(bperf_util cpu_ref cpu-clock) CPUs utilized of $ncpus"
 	bad=0
 	for i in $(seq "$n"); do
 		if [ $((i % 2)) = 1 ]; then
-			u=$(utilized "s$i")
+			u=$(bperf_util "s$i" cpu-clock)
 			awk -v u="${u:-0}" -v n="$ncpus" \
 				'BEGIN { exit !(u >= 0.9 * n && u <= 1.3 * n) }' && continue
 			echo "session $i: ${u:-no} CPUs utilized:" \
