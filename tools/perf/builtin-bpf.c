@@ -1,0 +1,2259 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf bpf: the life of BPF programs and links, as the kernel reports it.
+ *
+ * perf bpf events streams the PERF_RECORD_BPF_EVENT records: programs
+ * loaded and unloaded, links attached and detached.  It opens one dummy
+ * software event per CPU asking for the BPF, KSYMBOL, COMM and task
+ * side-band records, with time (CLOCK_MONOTONIC), CPU and pid/tid of the
+ * task that caused each record.  Each CPU has its own ring, so records
+ * are read in passes over all rings, queued in ordered_events and
+ * delivered in time order once they are older than the start of the
+ * pass by BPF_EVENTS_SLACK: a record stamped earlier than that has been
+ * in its ring for that long unless its writer stalled between taking
+ * the time and publishing the record.
+ *
+ * What a record does not carry (names, types, attach targets) is asked
+ * of the kernel with BPF_OBJ_GET_INFO_BY_FD when the record is
+ * delivered.  By then the object may be gone: the program name is then
+ * taken from the KSYMBOL record the kernel writes just before the
+ * program record, and everything learned (from those, from the objects
+ * there at start, from earlier records) is kept until the object's
+ * unload or detach record, so that those and the link records carry the
+ * names too.  Comms come from COMM and FORK records, or from /proc for
+ * tasks that were there before.
+ *
+ * perf bpf list shows the programs loaded now, with their links and
+ * attach targets, the processes holding them (found as bpftool does,
+ * through the fds they hold), run time and count when BPF stats are on,
+ * and the memory of their maps.
+ *
+ * Looking BPF objects up by id needs CAP_SYS_ADMIN.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <linux/capability.h>
+#include <linux/err.h>
+#include <linux/kernel.h>
+#include <linux/string.h>
+#include <linux/time64.h>
+#include <linux/zalloc.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <perf/mmap.h>
+#include <subcmd/parse-options.h>
+#include <symbol/kallsyms.h>
+#include <api/fs/fs.h>
+
+#include "builtin.h"
+#include "util/bpf-event.h"
+#include "util/cap.h"
+#include "util/debug.h"
+#include "util/event.h"
+#include "util/evlist.h"
+#include "util/evsel.h"
+#include "util/hashmap.h"
+#include "util/intlist.h"
+#include "util/machine.h"
+#include "util/mmap.h"
+#include "util/ordered-events.h"
+#include "util/string2.h"
+#include "util/target.h"
+#include "util/thread.h"
+
+/* how long a record waits in the queue for older ones from other CPUs */
+#define BPF_EVENTS_SLACK	(NSEC_PER_SEC / 2)
+/* how long a link id may be allocated but not yet published, at most */
+#define BPF_EAGAIN_TRIES	100
+
+static volatile sig_atomic_t done;
+static volatile sig_atomic_t workload_exec_errno;
+
+/* Output: plain text, CSV (-x) or one JSON object a line (-j) */
+enum bpf_format {
+	BPF_FORMAT_TEXT,
+	BPF_FORMAT_CSV,
+	BPF_FORMAT_JSON,
+};
+
+struct bpf_out {
+	FILE			*fp;
+	enum bpf_format		format;
+	const char		*sep;
+	int			nfields;	/* on the current line */
+};
+
+struct bpf_prog_desc {
+	u32			id;
+	u32			type;		/* enum bpf_prog_type */
+	bool			type_known;
+	u8			tag[BPF_TAG_SIZE];
+	char			*name;
+};
+
+struct bpf_link_desc {
+	u32			id;
+	u32			prog_id;
+	u32			type;		/* enum bpf_link_type */
+	u32			attach_type;	/* enum bpf_attach_type */
+	char			*target;	/* what it is attached to, for people */
+	/* the numbers behind the target, for -j, by link type */
+	u64			cgroup_id;
+	u32			ifindex;
+	u32			netns_ino;
+	u32			target_obj_id;
+	u32			target_btf_id;
+	u32			map_id;
+};
+
+/* What turns ids into names: BTF objects, cgroup paths */
+struct bpf_resolver {
+	struct btf		*vmlinux;
+	bool			vmlinux_tried;
+	struct hashmap		*btfs;		/* object id -> struct bpf_kernel_btf * */
+	struct hashmap		*cgroups;	/* cgroup id -> path, or NULL if none */
+	char			cgroot[PATH_MAX];
+	bool			cgroot_tried;
+};
+
+struct bpf_kernel_btf {
+	struct btf		*btf;		/* NULL: not a kernel BTF */
+	bool			own;		/* a module's, on top of vmlinux */
+	char			name[64];
+};
+
+struct bpf_events {
+	struct bpf_out		out;
+	struct bpf_resolver	res;
+	struct evlist		*evlist;
+	struct ordered_events	oe;
+	struct machine		machine;
+	struct hashmap		*progs;		/* id -> struct bpf_prog_desc * */
+	struct hashmap		*links;		/* id -> struct bpf_link_desc * */
+	struct hashmap		*ksyms;		/* tid -> its last BPF program ksymbol */
+	struct intlist		*pids;		/* -p: these processes only */
+	struct intlist		*follow;	/* a workload and its descendants */
+	const char		*pid_str;
+	const char		*type_str;
+	const char		*name_glob;
+	const char		*output_name;
+	const char		*duration_str;
+	double			duration;
+	unsigned int		mmap_pages;
+	bool			system_wide;
+	bool			json;
+	bool			show_progs;
+	bool			show_links;
+	u64			counts[PERF_BPF_EVENT_MAX + 1];	/* + unknown */
+	u64			lost;
+	u64			lost_records;
+	int			err;
+};
+
+static size_t id_hash(long key, void *ctx __maybe_unused)
+{
+	return key;
+}
+
+static bool id_equal(long a, long b, void *ctx __maybe_unused)
+{
+	return a == b;
+}
+
+static u64 ptr_to_u64(const void *ptr)
+{
+	return (u64)(unsigned long)ptr;
+}
+
+static u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* A libbpf enum name, as bpftool prints it, or the number */
+static const char *enum_name(const char *name, u32 val, char *buf, size_t size)
+{
+	if (name)
+		return name;
+	snprintf(buf, size, "%u", val);
+	return buf;
+}
+
+static void tag_str(const u8 *tag, char *buf)
+{
+	int i;
+
+	for (i = 0; i < BPF_TAG_SIZE; i++)
+		sprintf(buf + 2 * i, "%02x", tag[i]);
+}
+
+/*
+ * Output helpers.  A line is out_begin(), fields, out_end().  Text lines
+ * are printed by their callers; CSV fields are quoted when they hold the
+ * separator or a quote, JSON strings are escaped.
+ */
+static void out_begin(struct bpf_out *out)
+{
+	out->nfields = 0;
+	if (out->format == BPF_FORMAT_JSON)
+		fputc('{', out->fp);
+}
+
+static void out_end(struct bpf_out *out)
+{
+	if (out->format == BPF_FORMAT_JSON)
+		fputc('}', out->fp);
+	fputc('\n', out->fp);
+}
+
+static void out_key(struct bpf_out *out, const char *key)
+{
+	if (out->nfields++)
+		fputs(out->format == BPF_FORMAT_JSON ? "," : out->sep, out->fp);
+	if (out->format == BPF_FORMAT_JSON)
+		fprintf(out->fp, "\"%s\":", key);
+}
+
+static void json_quote(FILE *fp, const char *s)
+{
+	fputc('"', fp);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(fp, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(fp, "\\u%04x", c);
+		else
+			fputc(c, fp);
+	}
+	fputc('"', fp);
+}
+
+static void csv_quote(FILE *fp, const char *sep, const char *s)
+{
+	if (!strstr(s, sep) && !strpbrk(s, "\"\n")) {
+		fputs(s, fp);
+		return;
+	}
+	fputc('"', fp);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', fp);
+		fputc(*s, fp);
+	}
+	fputc('"', fp);
+}
+
+static void out_str(struct bpf_out *out, const char *key, const char *val)
+{
+	out_key(out, key);
+	if (out->format == BPF_FORMAT_JSON)
+		json_quote(out->fp, val);
+	else
+		csv_quote(out->fp, out->sep, val);
+}
+
+static void out_u64(struct bpf_out *out, const char *key, u64 val)
+{
+	out_key(out, key);
+	fprintf(out->fp, "%" PRIu64, val);
+}
+
+/* A field only some lines have: left out of JSON, empty in CSV */
+static void out_none(struct bpf_out *out, const char *key)
+{
+	if (out->format == BPF_FORMAT_CSV)
+		out_key(out, key);
+}
+
+static void out_header(struct bpf_out *out, const char * const *keys)
+{
+	if (out->format != BPF_FORMAT_CSV)
+		return;
+	out_begin(out);
+	for (; *keys; keys++)
+		out_str(out, *keys, *keys);
+	out_end(out);
+}
+
+/* Program descriptions */
+
+static void bpf_prog_desc__delete(struct bpf_prog_desc *prog)
+{
+	if (prog) {
+		free(prog->name);
+		free(prog);
+	}
+}
+
+/*
+ * The program's name as bpftool shows it: bpf_prog_info cuts names at
+ * BPF_OBJ_NAME_LEN - 1 characters, the BTF of the program's first
+ * function has it whole.
+ */
+static char *bpf_prog_full_name(int fd, const struct bpf_prog_info *info)
+{
+	struct bpf_prog_info finfo = {};
+	struct bpf_func_info func = {};
+	__u32 len = sizeof(finfo);
+	const struct btf_type *t;
+	char *name = NULL;
+	struct btf *btf;
+
+	if (strlen(info->name) < BPF_OBJ_NAME_LEN - 1 || !info->btf_id || !info->nr_func_info)
+		return strdup(info->name);
+
+	finfo.nr_func_info = 1;
+	finfo.func_info_rec_size = sizeof(func);
+	finfo.func_info = ptr_to_u64(&func);
+	if (bpf_prog_get_info_by_fd(fd, &finfo, &len))
+		return strdup(info->name);
+
+	btf = btf__load_from_kernel_by_id(info->btf_id);
+	if (!btf)
+		return strdup(info->name);
+	t = btf__type_by_id(btf, func.type_id);
+	if (t)
+		name = strdup(btf__name_by_offset(btf, t->name_off));
+	btf__free(btf);
+	return name ?: strdup(info->name);
+}
+
+/*
+ * Fill @prog from the program behind @fd.  @ksym_name, if known, is the
+ * name of the program's KSYMBOL record: the whole name, which saves
+ * reading BTF when bpf_prog_info's is cut.
+ */
+static int bpf_prog_desc__fill(struct bpf_prog_desc *prog, int fd, const char *ksym_name)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	char *name;
+
+	if (bpf_prog_get_info_by_fd(fd, &info, &len))
+		return -errno;
+
+	if (ksym_name && strlen(info.name) == BPF_OBJ_NAME_LEN - 1 &&
+	    strstarts(ksym_name, info.name))
+		name = strdup(ksym_name);
+	else
+		name = bpf_prog_full_name(fd, &info);
+	if (!name)
+		return -ENOMEM;
+
+	free(prog->name);
+	prog->name = name;
+	prog->id = info.id;
+	prog->type = info.type;
+	prog->type_known = true;
+	memcpy(prog->tag, info.tag, BPF_TAG_SIZE);
+	return 0;
+}
+
+/* A BPF object's fd by id; a link id allocated but not published yet gives EAGAIN */
+static int bpf_fd_by_id(int (*get_fd)(__u32 id), u32 id)
+{
+	int i, fd = -1;
+
+	for (i = 0; i < BPF_EAGAIN_TRIES; i++) {
+		fd = get_fd(id);
+		if (fd >= 0 || errno != EAGAIN)
+			break;
+		usleep(1000);
+	}
+	return fd;
+}
+
+/* Resolver: BTF objects, cgroup paths */
+
+static struct btf *bpf_resolver__vmlinux(struct bpf_resolver *res)
+{
+	if (!res->vmlinux_tried) {
+		res->vmlinux_tried = true;
+		res->vmlinux = btf__load_vmlinux_btf();
+		if (!res->vmlinux)
+			pr_debug("perf bpf: cannot read the kernel's BTF: %s\n", strerror(errno));
+	}
+	return res->vmlinux;
+}
+
+/* The kernel (vmlinux or module) BTF object @id, or NULL if it is not one */
+static struct bpf_kernel_btf *bpf_resolver__kernel_btf(struct bpf_resolver *res, u32 id)
+{
+	struct bpf_kernel_btf *kbtf;
+	struct bpf_btf_info info = {};
+	__u32 len = sizeof(info);
+	int fd;
+
+	if (hashmap__find(res->btfs, id, &kbtf))
+		return kbtf;
+
+	kbtf = zalloc(sizeof(*kbtf));
+	if (!kbtf)
+		return NULL;
+	fd = bpf_btf_get_fd_by_id(id);
+	if (fd >= 0) {
+		info.name = ptr_to_u64(kbtf->name);
+		info.name_len = sizeof(kbtf->name);
+		if (!bpf_btf_get_info_by_fd(fd, &info, &len) && info.kernel_btf) {
+			if (!strcmp(kbtf->name, "vmlinux")) {
+				kbtf->btf = bpf_resolver__vmlinux(res);
+			} else if (bpf_resolver__vmlinux(res)) {
+				kbtf->btf = btf__load_from_kernel_by_id_split(id, res->vmlinux);
+				kbtf->own = true;
+			}
+		}
+		close(fd);
+	}
+	if (hashmap__add(res->btfs, id, kbtf)) {
+		if (kbtf->own)
+			btf__free(kbtf->btf);
+		free(kbtf);
+		return NULL;
+	}
+	return kbtf;
+}
+
+static const char *btf_type_name(const struct btf *btf, u32 type_id)
+{
+	const struct btf_type *t = btf ? btf__type_by_id(btf, type_id) : NULL;
+
+	return t ? btf__name_by_offset(btf, t->name_off) : NULL;
+}
+
+/*
+ * What a tracing link traces: a kernel function, named by its BTF, or a
+ * function of another BPF program.  The link's info has an object id and
+ * a BTF type id; the object is a kernel BTF object when the program was
+ * loaded for one (attach_btf_obj_id), else the target program.
+ */
+static char *bpf_resolver__tracing_target(struct bpf_resolver *res, u32 prog_id,
+					  u32 obj_id, u32 btf_id)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	struct bpf_kernel_btf *kbtf;
+	struct btf *btf = NULL;
+	const char *name;
+	char *target;
+	int fd;
+
+	fd = bpf_prog_get_fd_by_id(prog_id);
+	if (fd >= 0) {
+		if (bpf_prog_get_info_by_fd(fd, &info, &len))
+			info.attach_btf_obj_id = 0;
+		close(fd);
+	}
+
+	if (info.attach_btf_obj_id == obj_id) {
+		kbtf = bpf_resolver__kernel_btf(res, obj_id);
+		name = kbtf ? btf_type_name(kbtf->btf, btf_id) : NULL;
+		if (!name)
+			return asprintf(&target, "btf %u type %u", obj_id, btf_id) < 0 ? NULL : target;
+		if (kbtf->own)
+			return asprintf(&target, "%s [%s]", name, kbtf->name) < 0 ? NULL : target;
+		return strdup(name);
+	}
+
+	/* the target is program obj_id: its function btf_id */
+	memset(&info, 0, sizeof(info));
+	len = sizeof(info);
+	fd = bpf_prog_get_fd_by_id(obj_id);
+	if (fd >= 0) {
+		if (!bpf_prog_get_info_by_fd(fd, &info, &len) && info.btf_id)
+			btf = btf__load_from_kernel_by_id(info.btf_id);
+		close(fd);
+	}
+	name = btf_type_name(btf, btf_id);
+	if (asprintf(&target, "prog %u %s", obj_id, name ?: "?") < 0)
+		target = NULL;
+	btf__free(btf);
+	return target;
+}
+
+static const char *bpf_resolver__cgroot(struct bpf_resolver *res)
+{
+	char line[PATH_MAX + 128], dir[PATH_MAX], type[64];
+	FILE *fp;
+
+	if (res->cgroot_tried)
+		return res->cgroot[0] ? res->cgroot : NULL;
+	res->cgroot_tried = true;
+	fp = fopen("/proc/self/mounts", "r");
+	if (!fp)
+		return NULL;
+	while (fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "%*s %4095s %63s", dir, type) == 2 && !strcmp(type, "cgroup2")) {
+			strlcpy(res->cgroot, dir, sizeof(res->cgroot));
+			break;
+		}
+	}
+	fclose(fp);
+	return res->cgroot[0] ? res->cgroot : NULL;
+}
+
+/* nftw() takes no argument for its callback: the walk in progress */
+static struct bpf_resolver *cgroup_walk_res;
+static size_t cgroup_walk_skip;
+
+static int cgroup_walk_one(const char *path, const struct stat *st, int flag,
+			   struct FTW *ftw __maybe_unused)
+{
+	const char *rel = path + cgroup_walk_skip;
+	char *copy, *old = NULL;
+
+	if (flag != FTW_D)
+		return 0;
+	copy = strdup(*rel ? rel : "/");
+	if (!copy)
+		return -1;
+	/* on cgroup2 a cgroup's id is its directory's inode number */
+	if (hashmap__set(cgroup_walk_res->cgroups, st->st_ino, copy, NULL, &old)) {
+		free(copy);
+		return -1;
+	}
+	free(old);
+	return 0;
+}
+
+/* The path of cgroup @id under the cgroup2 mount, NULL if none */
+static const char *bpf_resolver__cgroup(struct bpf_resolver *res, u64 id)
+{
+	const char *root = bpf_resolver__cgroot(res);
+	char *path = NULL;
+
+	if (!root || id != (unsigned long)id)
+		return NULL;
+	if (hashmap__find(res->cgroups, id, &path))
+		return path;
+
+	cgroup_walk_res = res;
+	cgroup_walk_skip = strlen(root);
+	nftw(root, cgroup_walk_one, 16, FTW_PHYS | FTW_MOUNT);
+	if (hashmap__find(res->cgroups, id, &path))
+		return path;
+	/* ids are never reused: remember that this one is gone */
+	hashmap__add(res->cgroups, id, NULL);
+	return NULL;
+}
+
+static int bpf_resolver__init(struct bpf_resolver *res)
+{
+	memset(res, 0, sizeof(*res));
+	res->btfs = hashmap__new(id_hash, id_equal, NULL);
+	res->cgroups = hashmap__new(id_hash, id_equal, NULL);
+	if (IS_ERR(res->btfs) || IS_ERR(res->cgroups)) {
+		res->btfs = res->cgroups = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void bpf_resolver__exit(struct bpf_resolver *res)
+{
+	struct hashmap_entry *cur;
+	size_t bkt;
+
+	if (res->btfs) {
+		hashmap__for_each_entry(res->btfs, cur, bkt) {
+			struct bpf_kernel_btf *kbtf = cur->pvalue;
+
+			if (kbtf->own)
+				btf__free(kbtf->btf);
+			free(kbtf);
+		}
+		hashmap__free(res->btfs);
+	}
+	if (res->cgroups) {
+		hashmap__for_each_entry(res->cgroups, cur, bkt)
+			free(cur->pvalue);
+		hashmap__free(res->cgroups);
+	}
+	btf__free(res->vmlinux);
+}
+
+/* Whether the running kernel writes link records: its BTF knows the type */
+static int kernel_has_link_records(struct bpf_resolver *res)
+{
+	struct btf *btf = bpf_resolver__vmlinux(res);
+	const struct btf_type *t;
+	const struct btf_enum *e;
+	int id, i;
+
+	if (!btf)
+		return -1;
+	id = btf__find_by_name_kind(btf, "perf_bpf_event_type", BTF_KIND_ENUM);
+	if (id < 0)
+		return -1;
+	t = btf__type_by_id(btf, id);
+	e = btf_enum(t);
+	for (i = 0; i < btf_vlen(t); i++, e++) {
+		if (!strcmp(btf__name_by_offset(btf, e->name_off), "PERF_BPF_EVENT_LINK_ATTACH"))
+			return 1;
+	}
+	return 0;
+}
+
+/* Link descriptions */
+
+static void bpf_link_desc__delete(struct bpf_link_desc *link)
+{
+	if (link) {
+		free(link->target);
+		free(link);
+	}
+}
+
+struct ksym_lookup {
+	const u64	*addrs;
+	char		**names;
+	u32		nr;
+};
+
+static int ksym_lookup_one(void *arg, const char *name, char type __maybe_unused, u64 start)
+{
+	struct ksym_lookup *look = arg;
+	u32 i;
+
+	for (i = 0; i < look->nr; i++) {
+		if (look->addrs[i] == start && !look->names[i])
+			look->names[i] = strdup(name);
+	}
+	return 0;
+}
+
+/* "f1,f2,..." for the first functions of a kprobe_multi link */
+static char *kprobe_multi_target(int fd, u32 count)
+{
+	u64 addrs[8] = {};
+	char *names[8] = {};
+	struct ksym_lookup look = { .addrs = addrs, .names = names };
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	char buf[512] = "";
+	size_t pos = 0;
+	u32 i;
+
+	look.nr = min_t(u32, count, ARRAY_SIZE(addrs));
+	info.kprobe_multi.addrs = ptr_to_u64(addrs);
+	info.kprobe_multi.count = look.nr;
+	/* ENOSPC: more functions than asked for, the first ones are there */
+	if (bpf_link_get_info_by_fd(fd, &info, &len) && errno != ENOSPC)
+		return NULL;
+	kallsyms__parse("/proc/kallsyms", &look, ksym_lookup_one);
+	for (i = 0; i < look.nr; i++) {
+		if (names[i])
+			pos += scnprintf(buf + pos, sizeof(buf) - pos, "%s%s", i ? "," : "", names[i]);
+		else
+			pos += scnprintf(buf + pos, sizeof(buf) - pos, "%s%#" PRIx64,
+					 i ? "," : "", addrs[i]);
+		free(names[i]);
+	}
+	if (count > look.nr)
+		scnprintf(buf + pos, sizeof(buf) - pos, ",... (%u functions)", count);
+	return strdup(buf);
+}
+
+static char *perf_event_target(const struct bpf_link_info *info, const char *name)
+{
+	const char *kind, *event = NULL;
+	char *target;
+	int ret;
+
+	switch (info->perf_event.type) {
+	case BPF_PERF_EVENT_UPROBE:
+	case BPF_PERF_EVENT_URETPROBE:
+		kind = info->perf_event.type == BPF_PERF_EVENT_UPROBE ? "uprobe" : "uretprobe";
+		ret = asprintf(&target, "%s %s+%#x", kind, name, info->perf_event.uprobe.offset);
+		break;
+	case BPF_PERF_EVENT_KPROBE:
+	case BPF_PERF_EVENT_KRETPROBE:
+		kind = info->perf_event.type == BPF_PERF_EVENT_KPROBE ? "kprobe" : "kretprobe";
+		if (*name)
+			ret = asprintf(&target, "%s %s+%#x", kind, name,
+				       info->perf_event.kprobe.offset);
+		else
+			ret = asprintf(&target, "%s %#" PRIx64, kind,
+				       (u64)info->perf_event.kprobe.addr);
+		break;
+	case BPF_PERF_EVENT_TRACEPOINT:
+		ret = asprintf(&target, "tracepoint %s", name);
+		break;
+	case BPF_PERF_EVENT_EVENT:
+		if (info->perf_event.event.type == PERF_TYPE_SOFTWARE &&
+		    info->perf_event.event.config < PERF_COUNT_SW_MAX)
+			event = evsel__sw_names[info->perf_event.event.config];
+		else if (info->perf_event.event.type == PERF_TYPE_HARDWARE &&
+			 info->perf_event.event.config < PERF_COUNT_HW_MAX)
+			event = evsel__hw_names[info->perf_event.event.config];
+		if (event)
+			ret = asprintf(&target, "event %s", event);
+		else
+			ret = asprintf(&target, "event type %u config %#" PRIx64,
+				       info->perf_event.event.type,
+				       (u64)info->perf_event.event.config);
+		break;
+	default:
+		ret = asprintf(&target, "perf event kind %u", info->perf_event.type);
+		break;
+	}
+	return ret < 0 ? NULL : target;
+}
+
+/*
+ * Ask for the link's info again with a buffer for the name its kind of
+ * link has (tracepoint, function, file); "" if it has none.
+ */
+static int bpf_link_info_name(int fd, struct bpf_link_info *info, char *name, u32 size)
+{
+	__u32 len = sizeof(*info);
+	u32 type = info->type, perf_type = info->perf_event.type;
+
+	memset(&info->raw_tracepoint, 0, sizeof(*info) - offsetof(struct bpf_link_info,
+								  raw_tracepoint));
+	name[0] = '\0';
+	switch (type) {
+	case BPF_LINK_TYPE_RAW_TRACEPOINT:
+		info->raw_tracepoint.tp_name = ptr_to_u64(name);
+		info->raw_tracepoint.tp_name_len = size;
+		break;
+	case BPF_LINK_TYPE_ITER:
+		info->iter.target_name = ptr_to_u64(name);
+		info->iter.target_name_len = size;
+		break;
+	case BPF_LINK_TYPE_UPROBE_MULTI:
+		info->uprobe_multi.path = ptr_to_u64(name);
+		info->uprobe_multi.path_size = size;
+		break;
+	case BPF_LINK_TYPE_PERF_EVENT:
+		switch (perf_type) {
+		case BPF_PERF_EVENT_UPROBE:
+		case BPF_PERF_EVENT_URETPROBE:
+			info->perf_event.uprobe.file_name = ptr_to_u64(name);
+			info->perf_event.uprobe.name_len = size;
+			break;
+		case BPF_PERF_EVENT_KPROBE:
+		case BPF_PERF_EVENT_KRETPROBE:
+			info->perf_event.kprobe.func_name = ptr_to_u64(name);
+			info->perf_event.kprobe.name_len = size;
+			break;
+		case BPF_PERF_EVENT_TRACEPOINT:
+			info->perf_event.tracepoint.tp_name = ptr_to_u64(name);
+			info->perf_event.tracepoint.name_len = size;
+			break;
+		default:
+			break;
+		}
+		break;
+	default:
+		break;
+	}
+	return bpf_link_get_info_by_fd(fd, info, &len) ? -errno : 0;
+}
+
+/* Fill @link from the link behind @fd, its attach target resolved */
+static int bpf_link_desc__fill(struct bpf_link_desc *link, int fd, struct bpf_resolver *res)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	char name[PATH_MAX], ifname[IF_NAMESIZE];
+	char *target = NULL;
+	const char *path;
+	int ret = 0;
+
+	if (bpf_link_get_info_by_fd(fd, &info, &len))
+		return -errno;
+
+	link->id = info.id;
+	link->prog_id = info.prog_id;
+	link->type = info.type;
+	link->attach_type = bpf_link_info__attach_type(&info);
+	link->cgroup_id = link->ifindex = link->netns_ino = 0;
+	link->target_obj_id = link->target_btf_id = link->map_id = 0;
+
+	switch (info.type) {
+	case BPF_LINK_TYPE_RAW_TRACEPOINT:
+	case BPF_LINK_TYPE_ITER:
+		if (bpf_link_info_name(fd, &info, name, sizeof(name)))
+			name[0] = '\0';
+		target = strdup(name);
+		break;
+	case BPF_LINK_TYPE_UPROBE_MULTI:
+		if (bpf_link_info_name(fd, &info, name, sizeof(name)))
+			name[0] = '\0';
+		ret = asprintf(&target, "%s, %u probes", name, info.uprobe_multi.count);
+		break;
+	case BPF_LINK_TYPE_PERF_EVENT:
+		if (bpf_link_info_name(fd, &info, name, sizeof(name)))
+			name[0] = '\0';
+		target = perf_event_target(&info, name);
+		break;
+	case BPF_LINK_TYPE_TRACING:
+		link->target_obj_id = info.tracing.target_obj_id;
+		link->target_btf_id = info.tracing.target_btf_id;
+		target = bpf_resolver__tracing_target(res, info.prog_id,
+						      info.tracing.target_obj_id,
+						      info.tracing.target_btf_id);
+		break;
+	case BPF_LINK_TYPE_CGROUP:
+		link->cgroup_id = info.cgroup.cgroup_id;
+		path = bpf_resolver__cgroup(res, info.cgroup.cgroup_id);
+		if (path)
+			target = strdup(path);
+		else
+			ret = asprintf(&target, "cgroup id %" PRIu64, (u64)info.cgroup.cgroup_id);
+		break;
+	case BPF_LINK_TYPE_NETNS:
+		link->netns_ino = info.netns.netns_ino;
+		ret = asprintf(&target, "netns %u", info.netns.netns_ino);
+		break;
+	case BPF_LINK_TYPE_XDP:
+	case BPF_LINK_TYPE_TCX:
+	case BPF_LINK_TYPE_NETKIT:
+		/* the three keep ifindex first */
+		link->ifindex = info.xdp.ifindex;
+		if (!link->ifindex)
+			target = strdup("detached");
+		else if (if_indextoname(link->ifindex, ifname))
+			ret = asprintf(&target, "%s ifindex %u", ifname, link->ifindex);
+		else
+			ret = asprintf(&target, "ifindex %u", link->ifindex);
+		break;
+	case BPF_LINK_TYPE_KPROBE_MULTI:
+		target = kprobe_multi_target(fd, info.kprobe_multi.count);
+		break;
+	case BPF_LINK_TYPE_STRUCT_OPS:
+		link->map_id = info.struct_ops.map_id;
+		ret = asprintf(&target, "map %u", link->map_id);
+		break;
+	case BPF_LINK_TYPE_SOCKMAP:
+		link->map_id = info.sockmap.map_id;
+		ret = asprintf(&target, "map %u", link->map_id);
+		break;
+	case BPF_LINK_TYPE_NETFILTER:
+		ret = asprintf(&target, "pf %u hook %u priority %d", info.netfilter.pf,
+			       info.netfilter.hooknum, info.netfilter.priority);
+		break;
+	default:
+		target = strdup("");
+		break;
+	}
+	if (ret < 0)
+		target = NULL;
+	free(link->target);
+	link->target = target ?: strdup("");
+	return link->target ? 0 : -ENOMEM;
+}
+
+/* The link's fields, shared by perf bpf events and perf bpf list */
+static void out_link_fields(struct bpf_out *out, const struct bpf_link_desc *link,
+			    u32 attach_type)
+{
+	char buf[16];
+
+	out_u64(out, "link_id", link->id);
+	out_str(out, "link_type", enum_name(libbpf_bpf_link_type_str(link->type),
+					    link->type, buf, sizeof(buf)));
+	out_str(out, "attach_type", enum_name(libbpf_bpf_attach_type_str(attach_type),
+					      attach_type, buf, sizeof(buf)));
+	out_str(out, "target", link->target ?: "");
+	if (out->format != BPF_FORMAT_JSON)
+		return;
+	switch (link->type) {
+	case BPF_LINK_TYPE_CGROUP:
+		out_u64(out, "cgroup_id", link->cgroup_id);
+		break;
+	case BPF_LINK_TYPE_XDP:
+	case BPF_LINK_TYPE_TCX:
+	case BPF_LINK_TYPE_NETKIT:
+		out_u64(out, "ifindex", link->ifindex);
+		break;
+	case BPF_LINK_TYPE_NETNS:
+		out_u64(out, "netns_ino", link->netns_ino);
+		break;
+	case BPF_LINK_TYPE_TRACING:
+		out_u64(out, "target_obj_id", link->target_obj_id);
+		out_u64(out, "target_btf_id", link->target_btf_id);
+		break;
+	case BPF_LINK_TYPE_STRUCT_OPS:
+	case BPF_LINK_TYPE_SOCKMAP:
+		out_u64(out, "map_id", link->map_id);
+		break;
+	default:
+		break;
+	}
+}
+
+static void out_prog_fields(struct bpf_out *out, const struct bpf_prog_desc *prog)
+{
+	char tag[2 * BPF_TAG_SIZE + 1], buf[16];
+
+	out_u64(out, "prog_id", prog->id);
+	out_str(out, "prog_name", prog->name ?: "");
+	if (prog->type_known)
+		out_str(out, "prog_type", enum_name(libbpf_bpf_prog_type_str(prog->type),
+						    prog->type, buf, sizeof(buf)));
+	else
+		out_str(out, "prog_type", "");
+	tag_str(prog->tag, tag);
+	out_str(out, "prog_tag", tag);
+}
+
+/* perf bpf events */
+
+static struct bpf_prog_desc *bpf_events__prog(struct bpf_events *ev, u32 id)
+{
+	struct bpf_prog_desc *prog;
+
+	if (hashmap__find(ev->progs, id, &prog))
+		return prog;
+	prog = zalloc(sizeof(*prog));
+	if (!prog)
+		return NULL;
+	prog->id = id;
+	if (hashmap__add(ev->progs, id, prog)) {
+		free(prog);
+		return NULL;
+	}
+	return prog;
+}
+
+static void bpf_events__forget_prog(struct bpf_events *ev, u32 id)
+{
+	struct bpf_prog_desc *prog = NULL;
+
+	hashmap__delete(ev->progs, id, NULL, &prog);
+	bpf_prog_desc__delete(prog);
+}
+
+static struct bpf_link_desc *bpf_events__link(struct bpf_events *ev, u32 id)
+{
+	struct bpf_link_desc *link;
+
+	if (hashmap__find(ev->links, id, &link))
+		return link;
+	link = zalloc(sizeof(*link));
+	if (!link)
+		return NULL;
+	link->id = id;
+	if (hashmap__add(ev->links, id, link)) {
+		free(link);
+		return NULL;
+	}
+	return link;
+}
+
+static void bpf_events__forget_link(struct bpf_events *ev, u32 id)
+{
+	struct bpf_link_desc *link = NULL;
+
+	hashmap__delete(ev->links, id, NULL, &link);
+	bpf_link_desc__delete(link);
+}
+
+/* Learn about a program from the kernel, if it is still there; 0 or -errno */
+static int bpf_events__learn_prog(struct bpf_prog_desc *prog, const char *ksym_name)
+{
+	int fd = bpf_prog_get_fd_by_id(prog->id);
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	err = bpf_prog_desc__fill(prog, fd, ksym_name);
+	close(fd);
+	if (err)
+		pr_debug("perf bpf: program %u: %s\n", prog->id, strerror(-err));
+	return err;
+}
+
+static int bpf_events__learn_link(struct bpf_events *ev, struct bpf_link_desc *link)
+{
+	int fd = bpf_fd_by_id(bpf_link_get_fd_by_id, link->id);
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	err = bpf_link_desc__fill(link, fd, &ev->res);
+	close(fd);
+	if (err)
+		pr_debug("perf bpf: link %u: %s\n", link->id, strerror(-err));
+	return err;
+}
+
+/* What is loaded and attached at start, so that its unload and detach have names */
+static void bpf_events__snapshot(struct bpf_events *ev)
+{
+	struct bpf_prog_desc *prog;
+	struct bpf_link_desc *link;
+	__u32 id = 0;
+
+	while (!bpf_prog_get_next_id(id, &id)) {
+		prog = bpf_events__prog(ev, id);
+		if (prog && bpf_events__learn_prog(prog, NULL))
+			bpf_events__forget_prog(ev, id);
+	}
+	id = 0;
+	while (!bpf_link_get_next_id(id, &id)) {
+		link = bpf_events__link(ev, id);
+		if (link && bpf_events__learn_link(ev, link))
+			bpf_events__forget_link(ev, id);
+	}
+}
+
+/* The comm of the task that caused a record */
+static const char *bpf_events__comm(struct bpf_events *ev, struct perf_sample *sample,
+				    char *buf, size_t size)
+{
+	struct thread *thread;
+
+	if (sample->pid == 0 && sample->tid == 0)
+		return "swapper";
+	thread = machine__findnew_thread(&ev->machine, sample->pid, sample->tid);
+	if (!thread)
+		return "";
+	if (!thread__comm_set(thread))
+		thread__set_comm_from_proc(thread);
+	strlcpy(buf, thread__comm_str(thread), size);
+	thread__put(thread);
+	return buf;
+}
+
+static bool bpf_events__wanted_task(struct bpf_events *ev, struct perf_sample *sample)
+{
+	if (ev->pids)
+		return intlist__has_entry(ev->pids, sample->pid);
+	if (ev->follow)
+		return intlist__has_entry(ev->follow, sample->pid);
+	return true;
+}
+
+static void bpf_events__print_start(struct bpf_events *ev, struct perf_sample *sample,
+				    const char *event)
+{
+	struct bpf_out *out = &ev->out;
+	char comm[64];
+
+	bpf_events__comm(ev, sample, comm, sizeof(comm));
+	if (out->format == BPF_FORMAT_TEXT) {
+		fprintf(out->fp, "%6" PRIu64 ".%06" PRIu64 " [%03u] %16s %6d/%-6d %-12s",
+			sample->time / NSEC_PER_SEC, (sample->time % NSEC_PER_SEC) / NSEC_PER_USEC,
+			sample->cpu, comm, sample->pid, sample->tid, event);
+		return;
+	}
+	out_begin(out);
+	out_key(out, "time");
+	fprintf(out->fp, "%" PRIu64 ".%09" PRIu64, sample->time / NSEC_PER_SEC,
+		sample->time % NSEC_PER_SEC);
+	out_u64(out, "cpu", sample->cpu);
+	out_u64(out, "pid", sample->pid);
+	out_u64(out, "tid", sample->tid);
+	out_str(out, "comm", comm);
+	out_str(out, "event", event);
+}
+
+static const char * const bpf_events_columns[] = {
+	"time", "cpu", "pid", "tid", "comm", "event",
+	"prog_id", "prog_name", "prog_type", "prog_tag",
+	"link_id", "link_type", "attach_type", "target",
+	"gone", "lost", NULL,
+};
+
+static void bpf_events__print(struct bpf_events *ev, struct perf_sample *sample,
+			      const char *event, const struct bpf_prog_desc *prog,
+			      const struct bpf_link_desc *link, u32 attach_type, bool gone)
+{
+	struct bpf_out *out = &ev->out;
+	char tag[2 * BPF_TAG_SIZE + 1], buf[2][16];
+
+	bpf_events__print_start(ev, sample, event);
+	if (out->format == BPF_FORMAT_TEXT) {
+		tag_str(prog->tag, tag);
+		fprintf(out->fp, " prog %u %s %s tag %s", prog->id,
+			prog->name && *prog->name ? prog->name : "-",
+			prog->type_known ? enum_name(libbpf_bpf_prog_type_str(prog->type),
+						     prog->type, buf[0], sizeof(buf[0])) : "-",
+			tag);
+		if (link) {
+			fprintf(out->fp, "  link %u %s %s %s", link->id,
+				enum_name(libbpf_bpf_link_type_str(link->type), link->type,
+					  buf[0], sizeof(buf[0])),
+				enum_name(libbpf_bpf_attach_type_str(attach_type), attach_type,
+					  buf[1], sizeof(buf[1])),
+				link->target && *link->target ? link->target : "-");
+		}
+		fprintf(out->fp, "%s\n", gone ? " (gone)" : "");
+		return;
+	}
+	out_prog_fields(out, prog);
+	if (link) {
+		out_link_fields(out, link, attach_type);
+	} else {
+		out_none(out, "link_id");
+		out_none(out, "link_type");
+		out_none(out, "attach_type");
+		out_none(out, "target");
+	}
+	if (out->format == BPF_FORMAT_JSON) {
+		out_key(out, "gone");
+		fputs(gone ? "true" : "false", out->fp);
+	} else {
+		out_u64(out, "gone", gone);
+		out_none(out, "lost");
+	}
+	out_end(out);
+}
+
+static bool bpf_events__wanted_prog(struct bpf_events *ev, const struct bpf_prog_desc *prog)
+{
+	return !ev->name_glob || !fnmatch(ev->name_glob, prog->name ?: "", 0);
+}
+
+/* The name of the last BPF program ksymbol this task registered or unregistered */
+static char *bpf_events__take_ksym(struct bpf_events *ev, pid_t tid)
+{
+	char *name = NULL;
+
+	hashmap__delete(ev->ksyms, tid, NULL, &name);
+	return name;
+}
+
+static void bpf_events__ksymbol(struct bpf_events *ev, union perf_event *event,
+				struct perf_sample *sample)
+{
+	const char *name = event->ksymbol.name;
+	char *copy, *old = NULL;
+
+	/* bpf_prog_<tag>[_<name>]: the program's own, not trampolines */
+	if (event->ksymbol.ksym_type != PERF_RECORD_KSYMBOL_TYPE_BPF ||
+	    !strstarts(name, "bpf_prog_") || strlen(name) < 9 + 2 * BPF_TAG_SIZE)
+		return;
+	name += 9 + 2 * BPF_TAG_SIZE;
+	if (*name == '_')
+		name++;
+	/* a program with functions has one per function: the first one is its own */
+	if (hashmap__find(ev->ksyms, sample->tid, NULL))
+		return;
+	copy = strdup(name);
+	if (!copy || hashmap__set(ev->ksyms, sample->tid, copy, NULL, &old))
+		free(copy);
+	free(old);
+}
+
+static void bpf_events__prog_record(struct bpf_events *ev, union perf_event *event,
+				    struct perf_sample *sample, bool load)
+{
+	struct perf_record_bpf_event *bpf = &event->bpf;
+	struct bpf_prog_desc *prog, gone_prog = { .id = bpf->id };
+	char *ksym = bpf_events__take_ksym(ev, sample->tid);
+	bool gone = false;
+
+	prog = bpf_events__prog(ev, bpf->id);
+	if (!prog) {
+		prog = &gone_prog;
+	} else if (load && bpf_events__learn_prog(prog, ksym)) {
+		gone = true;
+		/* a new program behind an id we knew: forget the old one's type */
+		prog->type_known = false;
+	}
+	memcpy(prog->tag, bpf->tag, BPF_TAG_SIZE);
+	if (ksym && (gone || !prog->name || !*prog->name)) {
+		free(prog->name);
+		prog->name = ksym;
+		ksym = NULL;
+	}
+	free(ksym);
+
+	if (ev->show_progs && bpf_events__wanted_task(ev, sample) &&
+	    bpf_events__wanted_prog(ev, prog)) {
+		ev->counts[bpf->type]++;
+		bpf_events__print(ev, sample, perf_bpf_event__name(bpf->type), prog, NULL, 0, gone);
+	}
+	if (prog == &gone_prog)
+		free(gone_prog.name);
+	else if (!load)
+		bpf_events__forget_prog(ev, bpf->id);
+}
+
+static void bpf_events__link_record(struct bpf_events *ev, union perf_event *event,
+				    struct perf_sample *sample, bool attach)
+{
+	struct perf_record_bpf_event *bpf = &event->bpf;
+	struct bpf_prog_desc *prog, no_prog = { .id = bpf->id };
+	struct bpf_link_desc *link, no_link = { .id = bpf->link_id };
+	bool known, gone = false;
+
+	if (bpf->header.size < PERF_RECORD_BPF_LINK_SIZE) {
+		pr_debug("perf bpf: link record of %u bytes, too short\n", bpf->header.size);
+		return;
+	}
+
+	prog = bpf_events__prog(ev, bpf->id);
+	if (!prog)
+		prog = &no_prog;
+	else if (!prog->name && bpf_events__learn_prog(prog, NULL))
+		prog->name = strdup("");
+	memcpy(prog->tag, bpf->tag, BPF_TAG_SIZE);
+
+	known = hashmap__find(ev->links, bpf->link_id, NULL);
+	link = bpf_events__link(ev, bpf->link_id);
+	if (!link)
+		link = &no_link;
+	/* a detach record shows the target the link had: learn it now only if new */
+	if ((attach || !known) && bpf_events__learn_link(ev, link)) {
+		gone = attach;
+		free(link->target);
+		link->target = NULL;
+	}
+	/* what the record says, whatever the kernel says now */
+	link->prog_id = bpf->id;
+	link->type = bpf->link_type;
+
+	if (ev->show_links && bpf_events__wanted_task(ev, sample) &&
+	    bpf_events__wanted_prog(ev, prog)) {
+		ev->counts[bpf->type]++;
+		bpf_events__print(ev, sample, perf_bpf_event__name(bpf->type), prog, link,
+				  bpf->attach_type, gone);
+	}
+	if (link == &no_link)
+		free(no_link.target);
+	else if (!attach)
+		bpf_events__forget_link(ev, bpf->link_id);
+}
+
+static void bpf_events__unknown_record(struct bpf_events *ev, union perf_event *event,
+				       struct perf_sample *sample)
+{
+	struct bpf_out *out = &ev->out;
+
+	ev->counts[PERF_BPF_EVENT_MAX]++;
+	bpf_events__print_start(ev, sample, "unknown");
+	if (out->format == BPF_FORMAT_TEXT) {
+		fprintf(out->fp, " type %u flags %#x id %u\n", event->bpf.type,
+			event->bpf.flags, event->bpf.id);
+		return;
+	}
+	out_u64(out, "prog_id", event->bpf.id);
+	if (out->format == BPF_FORMAT_JSON) {
+		out_u64(out, "bpf_event_type", event->bpf.type);
+	} else {
+		out_none(out, "prog_name");
+		out_none(out, "prog_type");
+		out_none(out, "prog_tag");
+		out_none(out, "link_id");
+		out_none(out, "link_type");
+		out_none(out, "attach_type");
+		out_none(out, "target");
+		out_none(out, "gone");
+		out_none(out, "lost");
+	}
+	out_end(out);
+}
+
+static void bpf_events__bpf_record(struct bpf_events *ev, union perf_event *event,
+				   struct perf_sample *sample)
+{
+	switch (event->bpf.type) {
+	case PERF_BPF_EVENT_PROG_LOAD:
+	case PERF_BPF_EVENT_PROG_UNLOAD:
+		bpf_events__prog_record(ev, event, sample,
+					event->bpf.type == PERF_BPF_EVENT_PROG_LOAD);
+		break;
+	case PERF_BPF_EVENT_LINK_ATTACH:
+	case PERF_BPF_EVENT_LINK_DETACH:
+		bpf_events__link_record(ev, event, sample,
+					event->bpf.type == PERF_BPF_EVENT_LINK_ATTACH);
+		break;
+	default:
+		/* from a kernel newer than this perf */
+		bpf_events__unknown_record(ev, event, sample);
+		break;
+	}
+}
+
+static void bpf_events__lost(struct bpf_events *ev, union perf_event *event,
+			     struct perf_sample *sample)
+{
+	struct bpf_out *out = &ev->out;
+
+	ev->lost += event->lost.lost;
+	ev->lost_records++;
+	if (out->format == BPF_FORMAT_TEXT) {
+		fprintf(out->fp, "%6" PRIu64 ".%06" PRIu64 " [%03u] LOST %" PRIu64 " records\n",
+			sample->time / NSEC_PER_SEC, (sample->time % NSEC_PER_SEC) / NSEC_PER_USEC,
+			sample->cpu, (u64)event->lost.lost);
+		return;
+	}
+	out_begin(out);
+	out_key(out, "time");
+	fprintf(out->fp, "%" PRIu64 ".%09" PRIu64, sample->time / NSEC_PER_SEC,
+		sample->time % NSEC_PER_SEC);
+	out_u64(out, "cpu", sample->cpu);
+	if (out->format == BPF_FORMAT_CSV) {
+		int i;
+
+		out_none(out, "pid");
+		out_none(out, "tid");
+		out_none(out, "comm");
+		out_str(out, "event", "lost");
+		/* prog_id to gone: empty */
+		for (i = 6; bpf_events_columns[i + 1]; i++)
+			out_none(out, bpf_events_columns[i]);
+	} else {
+		out_str(out, "event", "lost");
+	}
+	out_u64(out, "lost", event->lost.lost);
+	out_end(out);
+}
+
+/* Follow a workload's descendants: a child of a followed process is followed */
+static void bpf_events__task(struct bpf_events *ev, union perf_event *event,
+			     struct perf_sample *sample)
+{
+	struct thread *parent;
+
+	if (event->header.type == PERF_RECORD_FORK) {
+		if (ev->follow && event->fork.pid != event->fork.ppid &&
+		    intlist__has_entry(ev->follow, event->fork.ppid))
+			intlist__add(ev->follow, event->fork.pid);
+		/* the child inherits the parent's comm: know it first */
+		parent = machine__findnew_thread(&ev->machine, event->fork.ppid,
+						 event->fork.ptid);
+		if (parent && !thread__comm_set(parent))
+			thread__set_comm_from_proc(parent);
+		thread__put(parent);
+		machine__process_fork_event(&ev->machine, event, sample);
+		return;
+	}
+	if (ev->follow && event->fork.pid == event->fork.tid) {
+		struct int_node *node = intlist__find(ev->follow, event->fork.pid);
+
+		if (node)
+			intlist__remove(ev->follow, node);
+	}
+	machine__process_exit_event(&ev->machine, event, sample);
+}
+
+static int bpf_events__deliver(struct ordered_events *oe, struct ordered_event *qe)
+{
+	struct bpf_events *ev = oe->data;
+	union perf_event *event = qe->event;
+	struct perf_sample sample;
+
+	if (evlist__parse_sample(ev->evlist, event, &sample)) {
+		pr_debug("perf bpf: cannot parse a record of type %u\n", event->header.type);
+		return 0;
+	}
+	switch (event->header.type) {
+	case PERF_RECORD_BPF_EVENT:
+		bpf_events__bpf_record(ev, event, &sample);
+		break;
+	case PERF_RECORD_KSYMBOL:
+		bpf_events__ksymbol(ev, event, &sample);
+		break;
+	case PERF_RECORD_COMM:
+		machine__process_comm_event(&ev->machine, event, &sample);
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		bpf_events__task(ev, event, &sample);
+		break;
+	case PERF_RECORD_LOST:
+		bpf_events__lost(ev, event, &sample);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* The side-band callback: every record read from the rings is queued in time order */
+static int bpf_events__queue(union perf_event *event, void *data)
+{
+	struct bpf_events *ev = data;
+	u64 timestamp = 0;
+	int err;
+
+	err = evlist__parse_sample_timestamp(ev->evlist, event, &timestamp);
+	if (err && err != -1)
+		return err;
+	return ordered_events__queue(&ev->oe, event, timestamp, 0, NULL);
+}
+
+/* One pass over every CPU's ring; the number of records read */
+static int bpf_events__read(struct bpf_events *ev)
+{
+	struct evlist *evlist = ev->evlist;
+	union perf_event *event;
+	int i, n = 0;
+
+	for (i = 0; i < evlist->core.nr_mmaps; i++) {
+		struct mmap *map = &evlist->mmap[i];
+
+		if (perf_mmap__read_init(&map->core) < 0)
+			continue;
+		while ((event = perf_mmap__read_event(&map->core)) != NULL) {
+			struct evsel *evsel = evlist__event2evsel(evlist, event);
+
+			if (evsel && evsel->side_band.cb &&
+			    evsel->side_band.cb(event, evsel->side_band.data))
+				ev->err = -ENOMEM;
+			perf_mmap__consume(&map->core);
+			n++;
+		}
+		perf_mmap__read_done(&map->core);
+	}
+	return n;
+}
+
+static void bpf_events__signal(int sig __maybe_unused)
+{
+	done = 1;
+}
+
+static void bpf_events__exec_failed(int signo __maybe_unused, siginfo_t *info,
+				    void *ucontext __maybe_unused)
+{
+	workload_exec_errno = info->si_value.sival_int;
+	done = 1;
+}
+
+static int bpf_events__open(struct bpf_events *ev, struct target *target)
+{
+	struct perf_event_attr attr = {
+		.type		= PERF_TYPE_SOFTWARE,
+		.config		= PERF_COUNT_SW_DUMMY,
+		.size		= sizeof(attr),
+		.sample_type	= PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU,
+		.sample_id_all	= 1,
+		.bpf_event	= 1,
+		.ksymbol	= 1,
+		.comm		= 1,
+		.task		= 1,
+		.watermark	= 1,
+		.use_clockid	= 1,
+		.clockid	= CLOCK_MONOTONIC,
+		.disabled	= 1,
+	};
+	char msg[BUFSIZ];
+	int err;
+
+	/* wake up for every record: the poll timeout orders them */
+	attr.wakeup_watermark = 1;
+
+	ev->evlist = evlist__new();
+	if (!ev->evlist)
+		return -ENOMEM;
+	if (evlist__add_sb_event(ev->evlist, &attr, bpf_events__queue, ev) ||
+	    evlist__create_maps(ev->evlist, target))
+		return -ENOMEM;
+
+	err = evlist__open(ev->evlist);
+	if (err < 0) {
+		evlist__strerror_open(ev->evlist, errno, msg, sizeof(msg));
+		pr_err("perf bpf events: cannot open the side-band events: %s\n", msg);
+		return err;
+	}
+	if (evlist__mmap(ev->evlist, ev->mmap_pages) < 0) {
+		pr_err("perf bpf events: cannot mmap the side-band rings: %s\n"
+		       "(try fewer pages with -m, or raise /proc/sys/kernel/perf_event_mlock_kb)\n",
+		       str_error_r(errno, msg, sizeof(msg)));
+		return -errno;
+	}
+	return 0;
+}
+
+static void bpf_events__summary(struct bpf_events *ev)
+{
+	fprintf(stderr, "[ perf bpf events: %" PRIu64 " prog_load, %" PRIu64 " prog_unload, %"
+		PRIu64 " link_attach, %" PRIu64 " link_detach, %" PRIu64 " unknown, %" PRIu64
+		" lost ]\n",
+		ev->counts[PERF_BPF_EVENT_PROG_LOAD], ev->counts[PERF_BPF_EVENT_PROG_UNLOAD],
+		ev->counts[PERF_BPF_EVENT_LINK_ATTACH], ev->counts[PERF_BPF_EVENT_LINK_DETACH],
+		ev->counts[PERF_BPF_EVENT_MAX], ev->lost);
+}
+
+/* Until SIGINT, the workload's end or the duration: read, order, print */
+static int bpf_events__loop(struct bpf_events *ev, bool workload)
+{
+	u64 deadline = 0, start, first, now;
+	int timeout;
+
+	if (ev->duration > 0)
+		deadline = now_ns() + (u64)(ev->duration * NSEC_PER_SEC);
+
+	evlist__enable(ev->evlist);
+	bpf_events__snapshot(ev);
+	if (workload)
+		evlist__start_workload(ev->evlist);
+
+	while (!done && !ev->err) {
+		start = now_ns();
+		bpf_events__read(ev);
+		if (start > BPF_EVENTS_SLACK)
+			ordered_events__flush_time(&ev->oe, start - BPF_EVENTS_SLACK);
+		fflush(ev->out.fp);
+
+		now = now_ns();
+		if (deadline && now >= deadline)
+			break;
+		/* sleep until a record comes, or the oldest one queued may go out */
+		first = ordered_events__first_time(&ev->oe);
+		if (first)
+			timeout = first + BPF_EVENTS_SLACK > now ?
+				  (first + BPF_EVENTS_SLACK - now) / NSEC_PER_MSEC + 1 : 0;
+		else
+			timeout = -1;
+		if (deadline) {
+			int left = (deadline - now) / NSEC_PER_MSEC + 1;
+
+			if (timeout < 0 || left < timeout)
+				timeout = left;
+		}
+		evlist__poll(ev->evlist, timeout);
+	}
+
+	/* what is in the rings now, and all that was queued */
+	evlist__disable(ev->evlist);
+	bpf_events__read(ev);
+	ordered_events__flush(&ev->oe, OE_FLUSH__FINAL);
+	fflush(ev->out.fp);
+	return ev->err;
+}
+
+static int bpf_parse_duration(const struct option *opt, const char *str,
+			      int unset __maybe_unused)
+{
+	struct bpf_events *ev = opt->value;
+	char *end;
+
+	errno = 0;
+	ev->duration = strtod(str, &end);
+	if (errno || end == str || *end || !(ev->duration > 0) ||
+	    ev->duration > 1e6) {
+		pr_err("perf bpf events: --duration takes a number of seconds, not '%s'\n", str);
+		return -1;
+	}
+	return 0;
+}
+
+/* CAP_SYS_ADMIN looks BPF objects up by id; reading all CPUs needs CAP_PERFMON too */
+static int bpf_check_privileges(const char *cmd, bool side_band)
+{
+	bool used_root, perfmon;
+
+	if (perf_cap__capable(CAP_SYS_ADMIN, &used_root))
+		return 0;
+	perfmon = !side_band || perf_cap__capable(CAP_PERFMON, &used_root) ||
+		  perf_event_paranoid() <= 0;
+	pr_err("perf bpf %s: this process lacks CAP_SYS_ADMIN%s.\n"
+	       "Only CAP_SYS_ADMIN may look BPF programs and links up by id (CAP_BPF may not)%s.\n",
+	       cmd, perfmon ? "" : " and CAP_PERFMON",
+	       perfmon ? "" : ", and reading the side-band records of every CPU needs CAP_PERFMON");
+	return -EPERM;
+}
+
+static void bpf_events__exit(struct bpf_events *ev)
+{
+	struct hashmap_entry *cur;
+	size_t bkt;
+
+	if (ev->evlist) {
+		evlist__munmap(ev->evlist);
+		evlist__close(ev->evlist);
+		evlist__delete(ev->evlist);
+	}
+	ordered_events__free(&ev->oe);
+	machine__exit(&ev->machine);
+	if (ev->progs) {
+		hashmap__for_each_entry(ev->progs, cur, bkt)
+			bpf_prog_desc__delete(cur->pvalue);
+		hashmap__free(ev->progs);
+	}
+	if (ev->links) {
+		hashmap__for_each_entry(ev->links, cur, bkt)
+			bpf_link_desc__delete(cur->pvalue);
+		hashmap__free(ev->links);
+	}
+	if (ev->ksyms) {
+		hashmap__for_each_entry(ev->ksyms, cur, bkt)
+			free(cur->pvalue);
+		hashmap__free(ev->ksyms);
+	}
+	intlist__delete(ev->pids);
+	intlist__delete(ev->follow);
+	bpf_resolver__exit(&ev->res);
+	if (ev->out.fp && ev->out.fp != stdout)
+		fclose(ev->out.fp);
+}
+
+static int bpf_out__setup(struct bpf_out *out, const char *sep, bool json,
+			  const char *output_name, const char *cmd)
+{
+	out->fp = stdout;
+	out->format = BPF_FORMAT_TEXT;
+	if (sep && json) {
+		pr_err("perf bpf %s: -x and -j are mutually exclusive\n", cmd);
+		return -EINVAL;
+	}
+	if (sep) {
+		out->format = BPF_FORMAT_CSV;
+		out->sep = strcmp(sep, "\\t") ? sep : "\t";
+		if (!*out->sep) {
+			pr_err("perf bpf %s: -x takes a separator, not an empty string\n", cmd);
+			return -EINVAL;
+		}
+	} else if (json) {
+		out->format = BPF_FORMAT_JSON;
+	}
+	if (output_name) {
+		out->fp = fopen(output_name, "w");
+		if (!out->fp) {
+			pr_err("perf bpf %s: cannot open %s: %s\n", cmd, output_name,
+			       strerror(errno));
+			out->fp = NULL;
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+static int cmd_bpf_events(int argc, const char **argv)
+{
+	struct bpf_events ev = {
+		.mmap_pages = UINT_MAX,
+		.show_progs = true,
+		.show_links = true,
+	};
+	struct target target = { .system_wide = true, .uid = UINT_MAX, };
+	const char *sep = NULL;
+	const char * const usage[] = {
+		"perf bpf events [<options>] [-- <command> [<args>]]",
+		NULL
+	};
+	const struct option options[] = {
+	OPT_BOOLEAN('a', "all-cpus", &ev.system_wide,
+		    "records caused by any task (the default without a command or -p)"),
+	OPT_STRING('p', "pid", &ev.pid_str, "pid",
+		   "records caused by these processes (comma separated)"),
+	OPT_CALLBACK(0, "duration", &ev, "secs", "stop after this many seconds",
+		     bpf_parse_duration),
+	OPT_STRING(0, "type", &ev.type_str, "prog|link",
+		   "only the records of programs, or only those of links"),
+	OPT_STRING(0, "name", &ev.name_glob, "glob",
+		   "only the records of programs whose name matches"),
+	OPT_STRING('x', "field-separator", &sep, "separator",
+		   "print CSV with this separator, a header line first"),
+	OPT_BOOLEAN('j', "json-output", &ev.json, "print one JSON object a line"),
+	OPT_STRING('o', "output", &ev.output_name, "file", "output file name"),
+	OPT_CALLBACK('m', "mmap-pages", &ev.mmap_pages, "pages",
+		     "number of mmap data pages per CPU", evlist__parse_mmap_pages),
+	OPT_INCR('v', "verbose", &verbose, "be more verbose"),
+	OPT_END()
+	};
+	struct sigaction act = { .sa_handler = bpf_events__signal };
+	bool workload;
+	int has_links, err;
+	char msg[BUFSIZ];
+
+	argc = parse_options(argc, argv, options, usage, PARSE_OPT_STOP_AT_NON_OPTION);
+	workload = argc > 0;
+	if (ev.type_str) {
+		if (!strcmp(ev.type_str, "prog"))
+			ev.show_links = false;
+		else if (!strcmp(ev.type_str, "link"))
+			ev.show_progs = false;
+		else
+			usage_with_options_msg(usage, options,
+					       "--type takes prog or link, not '%s'", ev.type_str);
+	}
+	if (ev.pid_str && ev.system_wide)
+		usage_with_options_msg(usage, options, "-a and -p are mutually exclusive");
+	if (ev.pid_str && workload)
+		usage_with_options_msg(usage, options, "-p and a command are mutually exclusive");
+	if (ev.duration > 0 && workload)
+		usage_with_options_msg(usage, options,
+				       "--duration and a command are mutually exclusive");
+
+	if (bpf_check_privileges("events", true))
+		return -1;
+
+	err = bpf_out__setup(&ev.out, sep, ev.json, ev.output_name, "events");
+	if (err)
+		return err;
+
+	err = -ENOMEM;
+	if (bpf_resolver__init(&ev.res) || machine__init(&ev.machine, "", HOST_KERNEL_ID))
+		goto out;
+	ev.progs = hashmap__new(id_hash, id_equal, NULL);
+	ev.links = hashmap__new(id_hash, id_equal, NULL);
+	ev.ksyms = hashmap__new(id_hash, id_equal, NULL);
+	if (IS_ERR(ev.progs) || IS_ERR(ev.links) || IS_ERR(ev.ksyms)) {
+		ev.progs = ev.links = ev.ksyms = NULL;
+		goto out;
+	}
+	if (ev.pid_str) {
+		ev.pids = intlist__new(ev.pid_str);
+		if (!ev.pids) {
+			pr_err("perf bpf events: -p takes process ids, not '%s'\n", ev.pid_str);
+			err = -EINVAL;
+			goto out;
+		}
+	}
+	ordered_events__init(&ev.oe, bpf_events__deliver, &ev);
+	ordered_events__set_copy_on_queue(&ev.oe, true);
+
+	err = bpf_events__open(&ev, &target);
+	if (err)
+		goto out;
+
+	has_links = kernel_has_link_records(&ev.res);
+	if (!has_links && !ev.show_progs) {
+		pr_err("perf bpf events: --type link: this kernel writes no link records\n");
+		err = -EOPNOTSUPP;
+		goto out;
+	}
+	if (!has_links && ev.show_links)
+		pr_warning("perf bpf events: this kernel writes no link records (PERF_BPF_EVENT_LINK_ATTACH): showing program records only\n");
+
+	sigaction(SIGINT, &act, NULL);
+	sigaction(SIGTERM, &act, NULL);
+	if (workload) {
+		sigaction(SIGCHLD, &act, NULL);
+		err = evlist__prepare_workload(ev.evlist, &target, argv, false,
+					       bpf_events__exec_failed);
+		if (err < 0) {
+			pr_err("perf bpf events: cannot start the command: %s\n",
+			       str_error_r(errno, msg, sizeof(msg)));
+			goto out;
+		}
+		if (!ev.system_wide) {
+			ev.follow = intlist__new(NULL);
+			if (!ev.follow || intlist__add(ev.follow, ev.evlist->workload.pid)) {
+				err = -ENOMEM;
+				goto out;
+			}
+		}
+	}
+
+	out_header(&ev.out, bpf_events_columns);
+	err = bpf_events__loop(&ev, workload);
+
+	if (workload) {
+		int status;
+
+		/* stopped early: the command does not outlive us */
+		if (waitpid(ev.evlist->workload.pid, &status, WNOHANG) == 0) {
+			kill(ev.evlist->workload.pid, SIGTERM);
+			waitpid(ev.evlist->workload.pid, &status, 0);
+		}
+		if (workload_exec_errno) {
+			pr_err("perf bpf events: cannot run '%s': %s\n", argv[0],
+			       str_error_r(workload_exec_errno, msg, sizeof(msg)));
+			err = -1;
+		}
+	}
+	bpf_events__summary(&ev);
+	if (err == -ENOMEM)
+		pr_err("perf bpf events: out of memory\n");
+out:
+	bpf_events__exit(&ev);
+	return err ? -1 : 0;
+}
+
+/* perf bpf list */
+
+/* The processes holding fds of each program and link */
+struct bpf_owner {
+	pid_t			pid;
+	char			comm[32];
+};
+
+struct bpf_owners {
+	int			nr;
+	struct bpf_owner	*v;
+};
+
+struct bpf_owner_maps {
+	struct hashmap		*progs;		/* id -> struct bpf_owners * */
+	struct hashmap		*links;
+};
+
+static void bpf_owners__add(struct hashmap *map, u32 id, pid_t pid, const char *comm)
+{
+	struct bpf_owners *owners;
+	struct bpf_owner *v;
+
+	if (!hashmap__find(map, id, &owners)) {
+		owners = zalloc(sizeof(*owners));
+		if (!owners || hashmap__add(map, id, owners)) {
+			free(owners);
+			return;
+		}
+	}
+	if (owners->nr && owners->v[owners->nr - 1].pid == pid)
+		return;
+	v = realloc(owners->v, (owners->nr + 1) * sizeof(*v));
+	if (!v)
+		return;
+	owners->v = v;
+	v[owners->nr].pid = pid;
+	strlcpy(v[owners->nr].comm, comm, sizeof(v->comm));
+	owners->nr++;
+}
+
+/* The number an fdinfo file gives after @key, 0 if none */
+static u64 fdinfo_u64(int dirfd, const char *fd, const char *key)
+{
+	char line[256];
+	u64 val = 0;
+	FILE *fp;
+	int ffd;
+
+	ffd = openat(dirfd, fd, O_RDONLY);
+	if (ffd < 0)
+		return 0;
+	fp = fdopen(ffd, "r");
+	if (!fp) {
+		close(ffd);
+		return 0;
+	}
+	while (fgets(line, sizeof(line), fp)) {
+		if (strstarts(line, key)) {
+			val = strtoull(line + strlen(key), NULL, 10);
+			break;
+		}
+	}
+	fclose(fp);
+	return val;
+}
+
+/* Every process but this one, through the BPF fds /proc shows it holds */
+static void bpf_owner_maps__scan(struct bpf_owner_maps *maps)
+{
+	char path[64], link[64], comm[32];
+	struct dirent *pd, *fd;
+	DIR *proc, *fds;
+	int info;
+	pid_t pid;
+
+	proc = opendir("/proc");
+	if (!proc)
+		return;
+	while ((pd = readdir(proc)) != NULL) {
+		pid = strtol(pd->d_name, NULL, 10);
+		if (pid <= 0 || pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+		fds = opendir(path);
+		if (!fds)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo", pid);
+		info = open(path, O_RDONLY | O_DIRECTORY);
+		comm[0] = '\0';
+		while (info >= 0 && (fd = readdir(fds)) != NULL) {
+			struct hashmap *map;
+			const char *key;
+			ssize_t n;
+			u32 id;
+
+			n = readlinkat(dirfd(fds), fd->d_name, link, sizeof(link) - 1);
+			if (n < 0)
+				continue;
+			link[n] = '\0';
+			if (!strcmp(link, "anon_inode:bpf-prog")) {
+				map = maps->progs;
+				key = "prog_id:";
+			} else if (!strcmp(link, "anon_inode:bpf_link")) {
+				map = maps->links;
+				key = "link_id:";
+			} else {
+				continue;
+			}
+			id = fdinfo_u64(info, fd->d_name, key);
+			if (!id)
+				continue;
+			if (!comm[0]) {
+				char *s = NULL;
+				size_t size;
+
+				snprintf(path, sizeof(path), "%d/comm", pid);
+				if (!procfs__read_str(path, &s, &size) && size)
+					s[size - 1] = '\0';
+				strlcpy(comm, s ?: "", sizeof(comm));
+				free(s);
+			}
+			bpf_owners__add(map, id, pid, comm);
+		}
+		if (info >= 0)
+			close(info);
+		closedir(fds);
+	}
+	closedir(proc);
+}
+
+static void bpf_owner_map__free(struct hashmap *map)
+{
+	struct hashmap_entry *cur;
+	size_t bkt;
+
+	if (!map)
+		return;
+	hashmap__for_each_entry(map, cur, bkt) {
+		struct bpf_owners *owners = cur->pvalue;
+
+		free(owners->v);
+		free(owners);
+	}
+	hashmap__free(map);
+}
+
+static struct bpf_owners *bpf_owners__find(struct hashmap *map, u32 id)
+{
+	struct bpf_owners *owners = NULL;
+
+	hashmap__find(map, id, &owners);
+	return owners;
+}
+
+static void out_owners(struct bpf_out *out, const struct bpf_owners *owners)
+{
+	char buf[64];
+	int i;
+
+	if (out->format == BPF_FORMAT_JSON) {
+		out_key(out, "pids");
+		fputc('[', out->fp);
+		for (i = 0; owners && i < owners->nr; i++) {
+			fprintf(out->fp, "%s{\"pid\":%d,\"comm\":", i ? "," : "", owners->v[i].pid);
+			json_quote(out->fp, owners->v[i].comm);
+			fputc('}', out->fp);
+		}
+		fputc(']', out->fp);
+		return;
+	}
+	if (out->format == BPF_FORMAT_CSV) {
+		/* pid/comm, space separated */
+		char *all = NULL;
+		size_t size = 0;
+		FILE *mem = open_memstream(&all, &size);
+
+		for (i = 0; mem && owners && i < owners->nr; i++)
+			fprintf(mem, "%s%d/%s", i ? " " : "", owners->v[i].pid, owners->v[i].comm);
+		if (mem)
+			fclose(mem);
+		out_str(out, "pids", all ?: "");
+		free(all);
+		return;
+	}
+	for (i = 0; owners && i < owners->nr; i++) {
+		snprintf(buf, sizeof(buf), "%s(%d)", owners->v[i].comm, owners->v[i].pid);
+		fprintf(out->fp, "%s%s", i ? ", " : "", buf);
+	}
+}
+
+/* The memory of a map, as its fdinfo gives it (what bpftool shows as bytes_memlock) */
+static u64 bpf_map_memlock(u32 id)
+{
+	char name[32];
+	u64 memlock = 0;
+	int fd, proc;
+
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return 0;
+	proc = open("/proc/self/fdinfo", O_RDONLY | O_DIRECTORY);
+	if (proc >= 0) {
+		snprintf(name, sizeof(name), "%d", fd);
+		memlock = fdinfo_u64(proc, name, "memlock:");
+		close(proc);
+	}
+	close(fd);
+	return memlock;
+}
+
+struct bpf_list_prog {
+	struct bpf_prog_desc	desc;
+	u64			run_time_ns;
+	u64			run_cnt;
+	u32			nr_maps;
+	u64			memlock;
+};
+
+static const char * const bpf_list_columns[] = {
+	"prog_id", "prog_name", "prog_type", "prog_tag", "run_time_ns", "run_cnt",
+	"nr_maps", "map_memlock", "pids", "link_id", "link_type", "attach_type", "target",
+	"link_pids", NULL,
+};
+
+static int bpf_list_prog__fill(struct bpf_list_prog *prog, int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), map_ids[64];
+	u32 i;
+	int err;
+
+	err = bpf_prog_desc__fill(&prog->desc, fd, NULL);
+	if (err)
+		return err;
+	info.nr_map_ids = ARRAY_SIZE(map_ids);
+	info.map_ids = ptr_to_u64(map_ids);
+	if (bpf_prog_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	prog->run_time_ns = info.run_time_ns;
+	prog->run_cnt = info.run_cnt;
+	prog->nr_maps = info.nr_map_ids;
+	for (i = 0; i < min_t(u32, info.nr_map_ids, ARRAY_SIZE(map_ids)); i++)
+		prog->memlock += bpf_map_memlock(map_ids[i]);
+	return 0;
+}
+
+static void bpf_list__print_prog(struct bpf_out *out, const struct bpf_list_prog *prog,
+				 const struct bpf_owners *owners, bool stats,
+				 const struct bpf_link_desc *link,
+				 const struct bpf_owners *link_owners)
+{
+	out_prog_fields(out, &prog->desc);
+	if (stats) {
+		out_u64(out, "run_time_ns", prog->run_time_ns);
+		out_u64(out, "run_cnt", prog->run_cnt);
+	} else {
+		out_none(out, "run_time_ns");
+		out_none(out, "run_cnt");
+	}
+	out_u64(out, "nr_maps", prog->nr_maps);
+	out_u64(out, "map_memlock", prog->memlock);
+	out_owners(out, owners);
+	if (out->format == BPF_FORMAT_CSV) {
+		if (link) {
+			out_link_fields(out, link, link->attach_type);
+			out_owners(out, link_owners);
+		} else {
+			out_none(out, "link_id");
+			out_none(out, "link_type");
+			out_none(out, "attach_type");
+			out_none(out, "target");
+			out_none(out, "link_pids");
+		}
+	}
+}
+
+static int cmd_bpf_list(int argc, const char **argv)
+{
+	const char * const usage[] = {
+		"perf bpf list [<options>]",
+		NULL
+	};
+	const char *sep = NULL, *output_name = NULL;
+	bool json = false;
+	const struct option options[] = {
+	OPT_STRING('x', "field-separator", &sep, "separator",
+		   "print CSV with this separator, a header line first"),
+	OPT_BOOLEAN('j', "json-output", &json, "print one JSON object a line"),
+	OPT_STRING('o', "output", &output_name, "file", "output file name"),
+	OPT_INCR('v', "verbose", &verbose, "be more verbose"),
+	OPT_END()
+	};
+	struct bpf_owner_maps owners = {};
+	struct bpf_link_desc **links = NULL, **more;
+	struct bpf_resolver res;
+	struct bpf_out out;
+	int nr_links = 0, i, n, fd, err;
+	bool stats_on;
+	__u32 id;
+
+	argc = parse_options(argc, argv, options, usage, 0);
+	if (argc)
+		usage_with_options_msg(usage, options, "unexpected argument '%s'", argv[0]);
+	if (bpf_check_privileges("list", false))
+		return -1;
+	err = bpf_out__setup(&out, sep, json, output_name, "list");
+	if (err)
+		return -1;
+	if (bpf_resolver__init(&res)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	owners.progs = hashmap__new(id_hash, id_equal, NULL);
+	owners.links = hashmap__new(id_hash, id_equal, NULL);
+	if (IS_ERR(owners.progs) || IS_ERR(owners.links)) {
+		owners.progs = owners.links = NULL;
+		err = -ENOMEM;
+		goto out;
+	}
+	/* before this process holds BPF fds of its own */
+	bpf_owner_maps__scan(&owners);
+	stats_on = sysctl__read_int("kernel/bpf_stats_enabled", &n) == 0 && n == 1;
+
+	/* the links first, to show them with their programs */
+	id = 0;
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_desc *link;
+
+		fd = bpf_link_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		link = zalloc(sizeof(*link));
+		more = realloc(links, (nr_links + 1) * sizeof(*links));
+		if (!link || !more) {
+			free(link);
+			close(fd);
+			err = -ENOMEM;
+			goto out;
+		}
+		links = more;
+		if (bpf_link_desc__fill(link, fd, &res)) {
+			free(link);
+		} else {
+			links[nr_links++] = link;
+		}
+		close(fd);
+	}
+
+	out_header(&out, bpf_list_columns);
+	id = 0;
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_list_prog prog = {};
+		const struct bpf_owners *prog_owners = bpf_owners__find(owners.progs, id);
+		bool stats;
+		int shown = 0;
+
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		err = bpf_list_prog__fill(&prog, fd);
+		close(fd);
+		if (err) {
+			/* unloaded meanwhile */
+			free(prog.desc.name);
+			err = 0;
+			continue;
+		}
+		stats = stats_on || prog.run_cnt;
+
+		if (out.format == BPF_FORMAT_TEXT) {
+			char tag[2 * BPF_TAG_SIZE + 1], buf[16];
+
+			tag_str(prog.desc.tag, tag);
+			fprintf(out.fp, "prog %u %s %s tag %s", prog.desc.id,
+				*prog.desc.name ? prog.desc.name : "-",
+				enum_name(libbpf_bpf_prog_type_str(prog.desc.type),
+					  prog.desc.type, buf, sizeof(buf)), tag);
+			if (stats)
+				fprintf(out.fp, " run %" PRIu64 " times %" PRIu64 " ns",
+					prog.run_cnt, prog.run_time_ns);
+			fprintf(out.fp, " maps %u %" PRIu64 " bytes\n", prog.nr_maps, prog.memlock);
+			if (prog_owners) {
+				fprintf(out.fp, "    pids ");
+				out_owners(&out, prog_owners);
+				fputc('\n', out.fp);
+			}
+			for (i = 0; i < nr_links; i++) {
+				struct bpf_link_desc *link = links[i];
+				const struct bpf_owners *lo = bpf_owners__find(owners.links,
+									       link->id);
+
+				if (link->prog_id != id)
+					continue;
+				fprintf(out.fp, "    link %u %s %s %s", link->id,
+					enum_name(libbpf_bpf_link_type_str(link->type), link->type,
+						  buf, sizeof(buf)),
+					libbpf_bpf_attach_type_str(link->attach_type) ?: "-",
+					*link->target ? link->target : "-");
+				if (lo) {
+					fprintf(out.fp, " pids ");
+					out_owners(&out, lo);
+				}
+				fputc('\n', out.fp);
+			}
+		} else if (out.format == BPF_FORMAT_CSV) {
+			/* one line a link, one for a program without links */
+			for (i = 0; i < nr_links; i++) {
+				if (links[i]->prog_id != id)
+					continue;
+				out_begin(&out);
+				bpf_list__print_prog(&out, &prog, prog_owners, stats, links[i],
+						     bpf_owners__find(owners.links, links[i]->id));
+				out_end(&out);
+				shown++;
+			}
+			if (!shown) {
+				out_begin(&out);
+				bpf_list__print_prog(&out, &prog, prog_owners, stats, NULL, NULL);
+				out_end(&out);
+			}
+		} else {
+			out_begin(&out);
+			bpf_list__print_prog(&out, &prog, prog_owners, stats, NULL, NULL);
+			out_key(&out, "links");
+			fputc('[', out.fp);
+			for (i = 0; i < nr_links; i++) {
+				if (links[i]->prog_id != id)
+					continue;
+				fputs(shown++ ? ",{" : "{", out.fp);
+				out.nfields = 0;
+				out_link_fields(&out, links[i], links[i]->attach_type);
+				out_owners(&out, bpf_owners__find(owners.links, links[i]->id));
+				fputc('}', out.fp);
+			}
+			fputc(']', out.fp);
+			out_end(&out);
+		}
+		free(prog.desc.name);
+	}
+out:
+	for (i = 0; i < nr_links; i++)
+		bpf_link_desc__delete(links[i]);
+	free(links);
+	bpf_owner_map__free(owners.progs);
+	bpf_owner_map__free(owners.links);
+	bpf_resolver__exit(&res);
+	if (out.fp && out.fp != stdout)
+		fclose(out.fp);
+	if (err == -ENOMEM)
+		pr_err("perf bpf list: out of memory\n");
+	return err ? -1 : 0;
+}
+
+int cmd_bpf(int argc, const char **argv)
+{
+	const char *usage[] = {
+		"perf bpf events [<options>] [-- <command> [<args>]]",
+		"perf bpf list [<options>]",
+		NULL
+	};
+	const char *const subcommands[] = { "events", "list", NULL };
+	const struct option options[] = {
+	OPT_END()
+	};
+
+	argc = parse_options_subcommand(argc, argv, options, subcommands, usage,
+					PARSE_OPT_STOP_AT_NON_OPTION);
+	if (!argc)
+		usage_with_options(usage, options);
+	if (!strcmp(argv[0], "events"))
+		return cmd_bpf_events(argc, argv);
+	if (!strcmp(argv[0], "list"))
+		return cmd_bpf_list(argc, argv);
+	usage_with_options_msg(usage, options, "unknown subcommand '%s'", argv[0]);
+	return -1;
+}
