@@ -1697,12 +1697,18 @@ static int cmd_bpf_events(int argc, const char **argv)
 	if (bpf_check_privileges("events", true))
 		return -1;
 
+	/* from here on, bpf_events__exit() undoes what was done */
+	ordered_events__init(&ev.oe, bpf_events__deliver, &ev);
+	ordered_events__set_copy_on_queue(&ev.oe, true);
+	err = machine__init(&ev.machine, "", HOST_KERNEL_ID);
+	if (err)
+		return -1;
 	err = bpf_out__setup(&ev.out, sep, ev.json, ev.output_name, "events");
 	if (err)
-		return err;
+		goto out;
 
 	err = -ENOMEM;
-	if (bpf_resolver__init(&ev.res) || machine__init(&ev.machine, "", HOST_KERNEL_ID))
+	if (bpf_resolver__init(&ev.res))
 		goto out;
 	ev.progs = hashmap__new(id_hash, id_equal, NULL);
 	ev.links = hashmap__new(id_hash, id_equal, NULL);
@@ -1719,9 +1725,6 @@ static int cmd_bpf_events(int argc, const char **argv)
 			goto out;
 		}
 	}
-	ordered_events__init(&ev.oe, bpf_events__deliver, &ev);
-	ordered_events__set_copy_on_queue(&ev.oe, true);
-
 	err = bpf_events__open(&ev, &target);
 	if (err)
 		goto out;

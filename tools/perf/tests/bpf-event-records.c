@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * How perf script --show-bpf-events and perf report -D print
+ * PERF_RECORD_BPF_EVENT records: program records as they always did,
+ * link records by name with their fields, types perf does not know as
+ * unknown, and link records too short for their fields without reading
+ * past them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/compiler.h>
+#include <linux/kernel.h>
+#include <linux/perf_event.h>
+#include "debug.h"
+#include "event.h"
+#include "tests.h"
+
+static int bpf_record_prints(u16 type, u16 size, const char *want)
+{
+	union perf_event event;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp;
+	int ret = TEST_OK;
+
+	/* what lies past the record must not show */
+	memset(&event, 0xff, sizeof(event));
+	event.bpf = (struct perf_record_bpf_event) {
+		.header = { .type = PERF_RECORD_BPF_EVENT, .size = size },
+		.type = type,
+		.id = 42,
+		.tag = { 1, 2, 3, 4, 5, 6, 7, 8 },
+		.link_id = 7,
+		.link_type = 3,		/* BPF_LINK_TYPE_CGROUP */
+		.attach_type = 1,	/* BPF_CGROUP_INET_EGRESS */
+	};
+	if (size < PERF_RECORD_BPF_LINK_SIZE)
+		memset((void *)&event + size, 0xff, PERF_RECORD_BPF_LINK_SIZE - size);
+
+	fp = open_memstream(&buf, &len);
+	if (!fp)
+		return TEST_FAIL;
+	perf_event__fprintf_bpf(&event, fp);
+	fclose(fp);
+	if (strcmp(buf, want)) {
+		pr_debug("type %u, size %u: printed '%s', want '%s'\n", type, size, buf, want);
+		ret = TEST_FAIL;
+	}
+	free(buf);
+	return ret;
+}
+
+static int test__bpf_event_records(struct test_suite *test __maybe_unused,
+				   int subtest __maybe_unused)
+{
+	const u16 prog = PERF_RECORD_BPF_PROG_SIZE, link = PERF_RECORD_BPF_LINK_SIZE;
+	const char *cgroup = "link_type 3, attach_type 1";
+	char want[256];
+
+#ifdef HAVE_LIBBPF_SUPPORT
+	cgroup = "link_type cgroup, attach_type cgroup_inet_egress";
+#endif
+
+	if (bpf_record_prints(PERF_BPF_EVENT_PROG_LOAD, prog,
+			      " type 1, flags 0, id 42\n") ||
+	    bpf_record_prints(PERF_BPF_EVENT_PROG_UNLOAD, prog + 16,
+			      " type 2, flags 0, id 42\n"))
+		return TEST_FAIL;
+
+	snprintf(want, sizeof(want), " type 3, flags 0, id 42, link_attach, link_id 7, %s\n",
+		 cgroup);
+	if (bpf_record_prints(PERF_BPF_EVENT_LINK_ATTACH, link, want))
+		return TEST_FAIL;
+	/* with a sample_id after the link fields */
+	snprintf(want, sizeof(want), " type 4, flags 0, id 42, link_detach, link_id 7, %s\n",
+		 cgroup);
+	if (bpf_record_prints(PERF_BPF_EVENT_LINK_DETACH, link + 24, want))
+		return TEST_FAIL;
+
+	if (bpf_record_prints(PERF_BPF_EVENT_LINK_ATTACH, prog,
+			      " type 3, flags 0, id 42, link_attach, record too short for the link fields\n") ||
+	    bpf_record_prints(PERF_BPF_EVENT_MAX + 3, link,
+			      " type 8, flags 0, id 42, unknown type\n") ||
+	    bpf_record_prints(PERF_BPF_EVENT_UNKNOWN, prog,
+			      " type 0, flags 0, id 42, unknown type\n"))
+		return TEST_FAIL;
+
+	if (strcmp(perf_bpf_event__name(PERF_BPF_EVENT_LINK_DETACH), "link_detach") ||
+	    strcmp(perf_bpf_event__name(PERF_BPF_EVENT_MAX), "unknown") ||
+	    strcmp(perf_bpf_event__name(0xffff), "unknown"))
+		return TEST_FAIL;
+	return TEST_OK;
+}
+
+DEFINE_SUITE("BPF side-band records: program, link and unknown types", bpf_event_records);

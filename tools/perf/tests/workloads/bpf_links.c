@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * BPF programs and links for the perf bpf tests to watch come and go.
+ *
+ *   perf test -w bpf_links links CGROUP [FUNC]
+ *	Load five programs and attach each through a link: cgroup_skb on
+ *	CGROUP's egress, raw_tp on sched_process_exec, fentry on FUNC (by
+ *	default the first of bpf_fentry_test1, do_nanosleep that the
+ *	kernel's BTF has), perf_event on a cpu-clock event of this process
+ *	and xdp on lo.  Print "prog KIND ID NAME" and "link KIND ID PROG_ID
+ *	TARGET" lines, then "ready", and wait for a line (or the end) on
+ *	stdin.  Then detach the cgroup and xdp links with BPF_LINK_DETACH,
+ *	close every link ("detached"), close the programs ("unloaded").
+ *
+ *   perf test -w bpf_links short N
+ *	Load and close a program named pbt_short N times; print
+ *	"short I NS" with the time between the end of the load and the end
+ *	of the close (no more: asking for its id would lengthen its life).
+ *
+ *   perf test -w bpf_links churn CGROUP SECS [RATE]
+ *	For SECS seconds, load a program, attach it to CGROUP through a
+ *	link, close the link and the program, as fast as possible or RATE
+ *	times a second; print "churn OPS SECS", each operation being four
+ *	PERF_RECORD_BPF_EVENT records.
+ *
+ * Programs are named pbt_KIND, built from instructions here so that nothing
+ * needs clang.
+ * Exit status: 0, 1 on failure, 2 if perf was built without libbpf.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/compiler.h>
+#include <linux/kernel.h>
+#include <linux/perf_event.h>
+#include "../tests.h"
+
+#ifdef HAVE_LIBBPF_SUPPORT
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+struct bpf_links_prog {
+	const char		*kind;
+	const char		*name;
+	enum bpf_prog_type	type;
+	enum bpf_attach_type	attach_type;	/* expected at load, used at attach */
+	int			ret;		/* what the program returns */
+	int			fd;
+	int			link_fd;
+	bool			detach;		/* BPF_LINK_DETACH before close */
+	char			target[64];
+};
+
+#define BPF_LINKS_PROG(_kind, _type, _attach_type, _ret, _detach) {	\
+	.kind = #_kind, .name = "pbt_" #_kind, .type = _type,	\
+	.attach_type = _attach_type, .ret = _ret, .detach = _detach,	\
+}
+
+static struct bpf_links_prog bpf_links_progs[] = {
+	BPF_LINKS_PROG(cgroup, BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_EGRESS, 1, true),
+	BPF_LINKS_PROG(raw_tp, BPF_PROG_TYPE_RAW_TRACEPOINT, 0, 0, false),
+	BPF_LINKS_PROG(fentry, BPF_PROG_TYPE_TRACING, BPF_TRACE_FENTRY, 0, false),
+	BPF_LINKS_PROG(perf_event, BPF_PROG_TYPE_PERF_EVENT, BPF_PERF_EVENT, 0, false),
+	BPF_LINKS_PROG(xdp, BPF_PROG_TYPE_XDP, BPF_XDP, XDP_PASS, true),
+};
+
+static u64 bpf_links_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* r0 = ret; exit */
+static int bpf_links_load(const char *name, enum bpf_prog_type type,
+			  enum bpf_attach_type attach_type, u32 btf_id, int ret)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = ret },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts,
+		.expected_attach_type = attach_type,
+		.attach_btf_id = btf_id,
+	);
+
+	return bpf_prog_load(type, name, "GPL", insns, ARRAY_SIZE(insns), &opts);
+}
+
+static u32 bpf_links_prog_id(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_prog_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+static u32 bpf_links_link_id(int fd)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_link_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+static int bpf_links_fail(const char *what)
+{
+	fprintf(stderr, "bpf_links: %s: %s\n", what, strerror(errno));
+	return 1;
+}
+
+/* The BTF id of the first of these kernel functions the kernel has */
+static int bpf_links_func(const char *want, char *name, size_t size)
+{
+	const char *funcs[] = { "bpf_fentry_test1", "do_nanosleep" };
+	struct btf *btf = btf__load_vmlinux_btf();
+	int id = -1;
+	size_t i;
+
+	if (!btf)
+		return -1;
+	for (i = 0; i < ARRAY_SIZE(funcs) && id < 0; i++) {
+		const char *f = want ?: funcs[i];
+
+		id = btf__find_by_name_kind(btf, f, BTF_KIND_FUNC);
+		if (id > 0)
+			snprintf(name, size, "%s", f);
+		if (want)
+			break;
+	}
+	btf__free(btf);
+	return id;
+}
+
+static int bpf_links_attach(struct bpf_links_prog *p, int cgroup_fd, int perf_fd)
+{
+	unsigned int lo = if_nametoindex("lo");
+
+	if (p->type == BPF_PROG_TYPE_CGROUP_SKB)
+		return bpf_link_create(p->fd, cgroup_fd, p->attach_type, NULL);
+	if (p->type == BPF_PROG_TYPE_RAW_TRACEPOINT) {
+		snprintf(p->target, sizeof(p->target), "sched_process_exec");
+		return bpf_raw_tracepoint_open(p->target, p->fd);
+	}
+	if (p->type == BPF_PROG_TYPE_TRACING)
+		return bpf_link_create(p->fd, 0, p->attach_type, NULL);
+	if (p->type == BPF_PROG_TYPE_PERF_EVENT) {
+		snprintf(p->target, sizeof(p->target), "event cpu-clock");
+		return bpf_link_create(p->fd, perf_fd, p->attach_type, NULL);
+	}
+	snprintf(p->target, sizeof(p->target), "lo ifindex %u", lo);
+	return bpf_link_create(p->fd, lo, p->attach_type, NULL);
+}
+
+static int bpf_links_links(const char *cgroup, const char *func)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.sample_period = 1000000000,
+	};
+	int cgroup_fd, perf_fd, btf_id, err = 0;
+	char line[16];
+	size_t i;
+
+	cgroup_fd = open(cgroup, O_RDONLY | O_DIRECTORY);
+	if (cgroup_fd < 0)
+		return bpf_links_fail(cgroup);
+	perf_fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	if (perf_fd < 0)
+		return bpf_links_fail("perf_event_open");
+
+	for (i = 0; i < ARRAY_SIZE(bpf_links_progs); i++) {
+		struct bpf_links_prog *p = &bpf_links_progs[i];
+
+		btf_id = 0;
+		if (p->type == BPF_PROG_TYPE_TRACING) {
+			btf_id = bpf_links_func(func, p->target, sizeof(p->target));
+			if (btf_id < 0)
+				return bpf_links_fail("no function to trace in the kernel's BTF");
+		} else if (p->type == BPF_PROG_TYPE_CGROUP_SKB) {
+			snprintf(p->target, sizeof(p->target), "%s", cgroup);
+		}
+		p->fd = bpf_links_load(p->name, p->type, p->attach_type, btf_id, p->ret);
+		if (p->fd < 0)
+			return bpf_links_fail(p->name);
+		printf("prog %s %u %s\n", p->kind, bpf_links_prog_id(p->fd), p->name);
+		p->link_fd = bpf_links_attach(p, cgroup_fd, perf_fd);
+		if (p->link_fd < 0)
+			return bpf_links_fail(p->kind);
+		printf("link %s %u %u %s\n", p->kind, bpf_links_link_id(p->link_fd),
+		       bpf_links_prog_id(p->fd), p->target);
+	}
+	printf("ready\n");
+	fflush(stdout);
+
+	if (!fgets(line, sizeof(line), stdin) && ferror(stdin))
+		err = bpf_links_fail("stdin");
+
+	for (i = 0; i < ARRAY_SIZE(bpf_links_progs); i++) {
+		struct bpf_links_prog *p = &bpf_links_progs[i];
+
+		if (p->detach && bpf_link_detach(p->link_fd))
+			err = bpf_links_fail("BPF_LINK_DETACH");
+		close(p->link_fd);
+	}
+	printf("detached\n");
+	fflush(stdout);
+	for (i = 0; i < ARRAY_SIZE(bpf_links_progs); i++)
+		close(bpf_links_progs[i].fd);
+	close(perf_fd);
+	close(cgroup_fd);
+	printf("unloaded\n");
+	return err;
+}
+
+static int bpf_links_short(int n)
+{
+	u64 loaded;
+	int i, fd;
+
+	for (i = 0; i < n; i++) {
+		fd = bpf_links_load("pbt_short", BPF_PROG_TYPE_SOCKET_FILTER, 0, 0, 0);
+		loaded = bpf_links_now();
+		if (fd < 0)
+			return bpf_links_fail("pbt_short");
+		close(fd);
+		printf("short %d %llu\n", i, (unsigned long long)(bpf_links_now() - loaded));
+	}
+	return 0;
+}
+
+static int bpf_links_churn(const char *cgroup, double secs, double rate)
+{
+	u64 start = bpf_links_now(), end = start + secs * 1e9, next = start;
+	unsigned long ops = 0;
+	int cgroup_fd, fd, link;
+
+	cgroup_fd = open(cgroup, O_RDONLY | O_DIRECTORY);
+	if (cgroup_fd < 0)
+		return bpf_links_fail(cgroup);
+	while (bpf_links_now() < end) {
+		if (rate > 0) {
+			struct timespec ts;
+			u64 now = bpf_links_now();
+
+			next += 1e9 / rate;
+			if (next > now) {
+				ts.tv_sec = (next - now) / 1000000000ULL;
+				ts.tv_nsec = (next - now) % 1000000000ULL;
+				nanosleep(&ts, NULL);
+			}
+		}
+		fd = bpf_links_load("pbt_churn", BPF_PROG_TYPE_CGROUP_SKB,
+				    BPF_CGROUP_INET_EGRESS, 0, 1);
+		if (fd < 0)
+			return bpf_links_fail("pbt_churn");
+		link = bpf_link_create(fd, cgroup_fd, BPF_CGROUP_INET_EGRESS, NULL);
+		if (link < 0)
+			return bpf_links_fail("cgroup link");
+		close(link);
+		close(fd);
+		ops++;
+	}
+	printf("churn %lu %.3f\n", ops, (bpf_links_now() - start) / 1e9);
+	close(cgroup_fd);
+	return 0;
+}
+
+static int bpf_links(int argc, const char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[0], "links"))
+		return bpf_links_links(argv[1], argc > 2 ? argv[2] : NULL);
+	if (argc == 2 && !strcmp(argv[0], "short"))
+		return bpf_links_short(atoi(argv[1]));
+	if (argc >= 3 && !strcmp(argv[0], "churn"))
+		return bpf_links_churn(argv[1], atof(argv[2]), argc > 3 ? atof(argv[3]) : 0);
+	fprintf(stderr, "usage: bpf_links links CGROUP [FUNC] | short N | churn CGROUP SECS [RATE]\n");
+	return 1;
+}
+#else
+static int bpf_links(int argc __maybe_unused, const char **argv __maybe_unused)
+{
+	fprintf(stderr, "bpf_links: perf was built without libbpf\n");
+	return 2;
+}
+#endif
+
+DEFINE_WORKLOAD(bpf_links);
