@@ -73,6 +73,8 @@
 #include "util/machine.h"
 #include "util/mmap.h"
 #include "util/ordered-events.h"
+#include "util/pmu.h"
+#include "util/pmus.h"
 #include "util/string2.h"
 #include "util/target.h"
 #include "util/thread.h"
@@ -677,6 +679,7 @@ static char *kprobe_multi_target(int fd, u32 count)
 static char *perf_event_target(const struct bpf_link_info *info, const char *name)
 {
 	const char *kind, *event = NULL;
+	struct perf_pmu *pmu;
 	char *target;
 	int ret;
 
@@ -706,8 +709,13 @@ static char *perf_event_target(const struct bpf_link_info *info, const char *nam
 		else if (info->perf_event.event.type == PERF_TYPE_HARDWARE &&
 			 info->perf_event.event.config < PERF_COUNT_HW_MAX)
 			event = evsel__hw_names[info->perf_event.event.config];
+		pmu = perf_pmus__find_by_type(info->perf_event.event.type);
 		if (event)
 			ret = asprintf(&target, "event %s", event);
+		else if (pmu)
+			/* as perf stat -e takes it */
+			ret = asprintf(&target, "event %s/config=%#" PRIx64 "/", pmu->name,
+				       (u64)info->perf_event.event.config);
 		else
 			ret = asprintf(&target, "event type %u config %#" PRIx64,
 				       info->perf_event.event.type,
