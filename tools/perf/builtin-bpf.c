@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <sched.h>
 #include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -44,6 +45,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -63,6 +65,7 @@
 
 #include "builtin.h"
 #include "util/bpf-event.h"
+#include "util/cpumap.h"
 #include "util/cap.h"
 #include "util/debug.h"
 #include "util/event.h"
@@ -81,6 +84,8 @@
 
 /* how long a record waits in the queue for older ones from other CPUs */
 #define BPF_EVENTS_SLACK	(NSEC_PER_SEC / 2)
+/* how often the rings are read, at most */
+#define BPF_EVENTS_BATCH	(NSEC_PER_SEC / 20)
 /* how long a link id may be allocated but not yet published, at most */
 #define BPF_EAGAIN_TRIES	100
 
@@ -1500,10 +1505,44 @@ static void bpf_events__summary(struct bpf_events *ev)
 		ev->counts[PERF_BPF_EVENT_MAX], ev->lost);
 }
 
+/*
+ * The kernel counts the records a full ring had no room for, and writes a
+ * PERF_RECORD_LOST with that count before the next record that fits: a
+ * loss in the last burst would stay untold.  Have each CPU's ring take one
+ * more record, a COMM record of this process naming itself again.
+ */
+static void bpf_events__flush_lost(struct bpf_events *ev)
+{
+	struct perf_cpu_map *cpus = ev->evlist->core.all_cpus;
+	char comm[16] = "";	/* what PR_GET_NAME fills */
+	cpu_set_t *set, *old;
+	struct perf_cpu cpu;
+	size_t size;
+	int idx, max;
+
+	max = cpu__max_cpu().cpu;
+	set = CPU_ALLOC(max);
+	old = CPU_ALLOC(max);
+	size = CPU_ALLOC_SIZE(max);
+	if (!set || !old || sched_getaffinity(0, size, old) ||
+	    prctl(PR_GET_NAME, comm, 0, 0, 0))
+		goto out;
+	perf_cpu_map__for_each_cpu(cpu, idx, cpus) {
+		CPU_ZERO_S(size, set);
+		CPU_SET_S(cpu.cpu, size, set);
+		if (!sched_setaffinity(0, size, set))
+			prctl(PR_SET_NAME, comm, 0, 0, 0);
+	}
+	sched_setaffinity(0, size, old);
+out:
+	CPU_FREE(set);
+	CPU_FREE(old);
+}
+
 /* Until SIGINT, the workload's end or the duration: read, order, print */
 static int bpf_events__loop(struct bpf_events *ev, bool workload)
 {
-	u64 deadline = 0, start, first, now;
+	u64 deadline = 0, last = 0, start, first, now;
 	int timeout;
 
 	if (ev->duration > 0)
@@ -1515,7 +1554,13 @@ static int bpf_events__loop(struct bpf_events *ev, bool workload)
 		evlist__start_workload(ev->evlist);
 
 	while (!done && !ev->err) {
+		/* a pass at most every BPF_EVENTS_BATCH: fewer wakeups, more records each */
 		start = now_ns();
+		if (start - last < BPF_EVENTS_BATCH) {
+			usleep((BPF_EVENTS_BATCH - (start - last)) / NSEC_PER_USEC);
+			start = now_ns();
+		}
+		last = start;
 		bpf_events__read(ev);
 		if (start > BPF_EVENTS_SLACK)
 			ordered_events__flush_time(&ev->oe, start - BPF_EVENTS_SLACK);
@@ -1541,6 +1586,7 @@ static int bpf_events__loop(struct bpf_events *ev, bool workload)
 	}
 
 	/* what is in the rings now, and all that was queued */
+	bpf_events__flush_lost(ev);
 	evlist__disable(ev->evlist);
 	bpf_events__read(ev);
 	ordered_events__flush(&ev->oe, OE_FLUSH__FINAL);
