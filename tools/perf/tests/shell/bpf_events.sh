@@ -23,17 +23,35 @@ bpftool prog show -j >"$tmp/progs.json" || pbt_fail "bpftool prog show failed"
 bpftool link show -j >"$tmp/links.json" || pbt_fail "bpftool link show failed"
 pbt_links_go links
 
-# Until the last program's unload record shows, then stop as Ctrl-C does.
+# Programs and links made and destroyed on two CPUs at once for two
+# seconds: their records must come out in time order too.
+shorts=
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+	for cpu in 0 1; do
+		taskset -c $cpu perf test -w bpf_links churn "$cgroup" 2 >"$tmp/churn.$cpu" &
+		shorts="$shorts $!"
+		pbt_track $!
+	done
+	for p in $shorts; do
+		pbt_wait_gone "$p" 120 || pbt_fail "bpf_links churn did not end"
+	done
+fi
+
+# Until the last unload records show, then stop as Ctrl-C does.
 last=$(awk '$1 == "prog" { id = $3 } END { print id }' "$tmp/links.out")
 unloaded() {
-	grep -q "\"event\":\"prog_unload\",\"prog_id\":$last," "$tmp/events.out"
+	grep -q "\"event\":\"prog_unload\",\"prog_id\":$last," "$tmp/events.out" ||
+		return 1
+	[ -z "$shorts" ] ||
+	[ "$(grep -c '"event":"prog_unload".*"prog_name":"pbt_churn"' "$tmp/events.out")" \
+	  -ge "$(cat "$tmp"/churn.* | awk '{ n += $2 } END { print n }')" ]
 }
-pbt_wait 60 unloaded || pbt_fail "no prog_unload record of program $last"
+pbt_wait 60 unloaded || pbt_fail "unload records missing"
 pbt_events_stop events
 pbt_summary events
 grep -q ' 0 lost \]$' "$tmp/events.err" || pbt_fail "records lost: $(cat "$tmp/events.err")"
 
-python3 - "$tmp" "$(cat "$tmp/links.pid")" <<'EOF' ||
+python3 - "$tmp" "$(cat "$tmp/links.pid")" $shorts <<'EOF' ||
 import json, os, sys
 
 tmp, pid = sys.argv[1], int(sys.argv[2])
@@ -56,6 +74,10 @@ for e in events:
 times = [e["time"] for e in events]
 if times != sorted(times):
     fail("records out of time order")
+shorts = [int(p) for p in sys.argv[3:]]
+cpus = {e["cpu"] for e in events if e["pid"] in shorts}
+if shorts and len(cpus) < 2:
+    fail(f"the records of the two CPUs came from CPUs {cpus} only")
 if any(e["event"] == "lost" for e in events):
     fail("lost records shown")
 

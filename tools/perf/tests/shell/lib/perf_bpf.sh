@@ -140,7 +140,7 @@ pbt_events() {
 pbt_events_probe() {
 	pbt_gone "$2" && pbt_fail "perf bpf events ended: $(cat "${1%.out}.err")"
 	perf test -w bpf_links short 1 >/dev/null
-	pbt_wait 5 grep -q pbt_short "$1"
+	pbt_wait 5 grep -qs pbt_short "$1"
 }
 
 # pbt_events_stop NAME: SIGINT, as Ctrl-C; fails unless it ends cleanly.
