@@ -463,7 +463,7 @@ static char *bpf_resolver__tracing_target(struct bpf_resolver *res, u32 prog_id,
 	struct btf *btf = NULL;
 	const char *name;
 	char *target;
-	int fd;
+	int fd, ret;
 
 	fd = bpf_prog_get_fd_by_id(prog_id);
 	if (fd >= 0) {
@@ -476,10 +476,12 @@ static char *bpf_resolver__tracing_target(struct bpf_resolver *res, u32 prog_id,
 		kbtf = bpf_resolver__kernel_btf(res, obj_id);
 		name = kbtf ? btf_type_name(kbtf->btf, btf_id) : NULL;
 		if (!name)
-			return asprintf(&target, "btf %u type %u", obj_id, btf_id) < 0 ? NULL : target;
-		if (kbtf->own)
-			return asprintf(&target, "%s [%s]", name, kbtf->name) < 0 ? NULL : target;
-		return strdup(name);
+			ret = asprintf(&target, "btf %u type %u", obj_id, btf_id);
+		else if (kbtf->own)
+			ret = asprintf(&target, "%s [%s]", name, kbtf->name);
+		else
+			ret = asprintf(&target, "%s", name);
+		return ret < 0 ? NULL : target;
 	}
 
 	/* the target is program obj_id: its function btf_id */
@@ -511,7 +513,7 @@ static const char *bpf_resolver__cgroot(struct bpf_resolver *res)
 		return NULL;
 	while (fgets(line, sizeof(line), fp)) {
 		if (sscanf(line, "%*s %4095s %63s", dir, type) == 2 && !strcmp(type, "cgroup2")) {
-			strlcpy(res->cgroot, dir, sizeof(res->cgroot));
+			snprintf(res->cgroot, sizeof(res->cgroot), "%s", dir);
 			break;
 		}
 	}
@@ -570,7 +572,10 @@ static int bpf_resolver__init(struct bpf_resolver *res)
 	res->btfs = hashmap__new(id_hash, id_equal, NULL);
 	res->cgroups = hashmap__new(id_hash, id_equal, NULL);
 	if (IS_ERR(res->btfs) || IS_ERR(res->cgroups)) {
-		res->btfs = res->cgroups = NULL;
+		hashmap__free(IS_ERR(res->btfs) ? NULL : res->btfs);
+		hashmap__free(IS_ERR(res->cgroups) ? NULL : res->cgroups);
+		res->btfs = NULL;
+		res->cgroups = NULL;
 		return -ENOMEM;
 	}
 	return 0;
@@ -669,11 +674,13 @@ static char *kprobe_multi_target(int fd, u32 count)
 		return NULL;
 	kallsyms__parse("/proc/kallsyms", &look, ksym_lookup_one);
 	for (i = 0; i < look.nr; i++) {
+		const char *sep = i ? "," : "";
+
 		if (names[i])
-			pos += scnprintf(buf + pos, sizeof(buf) - pos, "%s%s", i ? "," : "", names[i]);
+			pos += scnprintf(buf + pos, sizeof(buf) - pos, "%s%s", sep, names[i]);
 		else
 			pos += scnprintf(buf + pos, sizeof(buf) - pos, "%s%#" PRIx64,
-					 i ? "," : "", addrs[i]);
+					 sep, addrs[i]);
 		free(names[i]);
 	}
 	if (count > look.nr)
@@ -801,8 +808,12 @@ static int bpf_link_desc__fill(struct bpf_link_desc *link, int fd, struct bpf_re
 	link->prog_id = info.prog_id;
 	link->type = info.type;
 	link->attach_type = bpf_link_info__attach_type(&info);
-	link->cgroup_id = link->ifindex = link->netns_ino = 0;
-	link->target_obj_id = link->target_btf_id = link->map_id = 0;
+	link->cgroup_id = 0;
+	link->ifindex = 0;
+	link->netns_ino = 0;
+	link->target_obj_id = 0;
+	link->target_btf_id = 0;
+	link->map_id = 0;
 
 	switch (info.type) {
 	case BPF_LINK_TYPE_RAW_TRACEPOINT:
@@ -1046,7 +1057,7 @@ static const char *bpf_events__comm(struct bpf_events *ev, struct perf_sample *s
 		return "";
 	if (!thread__comm_set(thread))
 		thread__set_comm_from_proc(thread);
-	strlcpy(buf, thread__comm_str(thread), size);
+	snprintf(buf, size, "%s", thread__comm_str(thread));
 	thread__put(thread);
 	return buf;
 }
@@ -1768,7 +1779,12 @@ static int cmd_bpf_events(int argc, const char **argv)
 	ev.links = hashmap__new(id_hash, id_equal, NULL);
 	ev.ksyms = hashmap__new(id_hash, id_equal, NULL);
 	if (IS_ERR(ev.progs) || IS_ERR(ev.links) || IS_ERR(ev.ksyms)) {
-		ev.progs = ev.links = ev.ksyms = NULL;
+		hashmap__free(IS_ERR(ev.progs) ? NULL : ev.progs);
+		hashmap__free(IS_ERR(ev.links) ? NULL : ev.links);
+		hashmap__free(IS_ERR(ev.ksyms) ? NULL : ev.ksyms);
+		ev.progs = NULL;
+		ev.links = NULL;
+		ev.ksyms = NULL;
 		goto out;
 	}
 	if (ev.pid_str) {
@@ -1874,7 +1890,7 @@ static void bpf_owners__add(struct hashmap *map, u32 id, pid_t pid, const char *
 		return;
 	owners->v = v;
 	v[owners->nr].pid = pid;
-	strlcpy(v[owners->nr].comm, comm, sizeof(v->comm));
+	snprintf(v[owners->nr].comm, sizeof(v->comm), "%s", comm);
 	owners->nr++;
 }
 
@@ -1956,7 +1972,7 @@ static void bpf_owner_maps__scan(struct bpf_owner_maps *maps)
 				snprintf(path, sizeof(path), "%d/comm", pid);
 				if (!procfs__read_str(path, &s, &size) && size)
 					s[size - 1] = '\0';
-				strlcpy(comm, s ?: "", sizeof(comm));
+				snprintf(comm, sizeof(comm), "%s", s ?: "");
 				free(s);
 			}
 			bpf_owners__add(map, id, pid, comm);
@@ -2153,7 +2169,10 @@ static int cmd_bpf_list(int argc, const char **argv)
 	owners.progs = hashmap__new(id_hash, id_equal, NULL);
 	owners.links = hashmap__new(id_hash, id_equal, NULL);
 	if (IS_ERR(owners.progs) || IS_ERR(owners.links)) {
-		owners.progs = owners.links = NULL;
+		hashmap__free(IS_ERR(owners.progs) ? NULL : owners.progs);
+		hashmap__free(IS_ERR(owners.links) ? NULL : owners.links);
+		owners.progs = NULL;
+		owners.links = NULL;
 		err = -ENOMEM;
 		goto out;
 	}
@@ -2178,11 +2197,10 @@ static int cmd_bpf_list(int argc, const char **argv)
 			goto out;
 		}
 		links = more;
-		if (bpf_link_desc__fill(link, fd, &res)) {
+		if (bpf_link_desc__fill(link, fd, &res))
 			free(link);
-		} else {
+		else
 			links[nr_links++] = link;
-		}
 		close(fd);
 	}
 
@@ -2293,18 +2311,16 @@ out:
 
 int cmd_bpf(int argc, const char **argv)
 {
-	const char *usage[] = {
+	static const char * const usage[] = {
 		"perf bpf events [<options>] [-- <command> [<args>]]",
 		"perf bpf list [<options>]",
 		NULL
 	};
-	const char *const subcommands[] = { "events", "list", NULL };
 	const struct option options[] = {
 	OPT_END()
 	};
 
-	argc = parse_options_subcommand(argc, argv, options, subcommands, usage,
-					PARSE_OPT_STOP_AT_NON_OPTION);
+	argc = parse_options(argc, argv, options, usage, PARSE_OPT_STOP_AT_NON_OPTION);
 	if (!argc)
 		usage_with_options(usage, options);
 	if (!strcmp(argv[0], "events"))

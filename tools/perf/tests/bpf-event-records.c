@@ -55,6 +55,8 @@ static int test__bpf_event_records(struct test_suite *test __maybe_unused,
 				   int subtest __maybe_unused)
 {
 	const u16 prog = PERF_RECORD_BPF_PROG_SIZE, link = PERF_RECORD_BPF_LINK_SIZE;
+	const char *short_link =
+		" type 3, flags 0, id 42, link_attach, record too short for the link fields\n";
 	const char *cgroup = "link_type 3, attach_type 1";
 	char want[256];
 
@@ -78,8 +80,7 @@ static int test__bpf_event_records(struct test_suite *test __maybe_unused,
 	if (bpf_record_prints(PERF_BPF_EVENT_LINK_DETACH, link + 24, want))
 		return TEST_FAIL;
 
-	if (bpf_record_prints(PERF_BPF_EVENT_LINK_ATTACH, prog,
-			      " type 3, flags 0, id 42, link_attach, record too short for the link fields\n") ||
+	if (bpf_record_prints(PERF_BPF_EVENT_LINK_ATTACH, prog, short_link) ||
 	    bpf_record_prints(PERF_BPF_EVENT_MAX + 3, link,
 			      " type 8, flags 0, id 42, unknown type\n") ||
 	    bpf_record_prints(PERF_BPF_EVENT_UNKNOWN, prog,

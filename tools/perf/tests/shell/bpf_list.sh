@@ -63,7 +63,8 @@ for pid, p in ours.items():
         if l["link_type"] != bl["type"]:
             errors.append(f"link {l['link_id']}: type {l['link_type']}, bpftool {bl['type']}")
         if "attach_type" in bl and l["attach_type"] != bl["attach_type"]:
-            errors.append(f"link {l['link_id']}: attach {l['attach_type']}, bpftool {bl['attach_type']}")
+            errors.append(f"link {l['link_id']}: attach type {l['attach_type']}, "
+                          f"bpftool {bl['attach_type']}")
         if pids(l["pids"]) != pids(bl.get("pids", [])):
             errors.append(f"link {l['link_id']}: pids {l['pids']}, bpftool {bl.get('pids')}")
 

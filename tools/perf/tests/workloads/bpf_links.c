@@ -87,10 +87,10 @@ static int bpf_links_load(const char *name, enum bpf_prog_type type,
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = ret },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	LIBBPF_OPTS(bpf_prog_load_opts, opts,
-		.expected_attach_type = attach_type,
-		.attach_btf_id = btf_id,
-	);
+	LIBBPF_OPTS(bpf_prog_load_opts, opts);
+
+	opts.expected_attach_type = attach_type;
+	opts.attach_btf_id = btf_id;
 
 	return bpf_prog_load(type, name, "GPL", insns, ARRAY_SIZE(insns), &opts);
 }
@@ -113,14 +113,14 @@ static u32 bpf_links_link_id(int fd)
 
 static int bpf_links_fail(const char *what)
 {
-	fprintf(stderr, "bpf_links: %s: %s\n", what, strerror(errno));
+	fprintf(stderr, "bpf_links workload: %s: %s\n", what, strerror(errno));
 	return 1;
 }
 
 /* The BTF id of the first of these kernel functions the kernel has */
 static int bpf_links_func(const char *want, char *name, size_t size)
 {
-	const char *funcs[] = { "bpf_fentry_test1", "do_nanosleep" };
+	static const char * const funcs[] = { "bpf_fentry_test1", "do_nanosleep" };
 	struct btf *btf = btf__load_vmlinux_btf();
 	int id = -1;
 	size_t i;
@@ -284,13 +284,14 @@ static int bpf_links(int argc, const char **argv)
 		return bpf_links_short(atoi(argv[1]));
 	if (argc >= 3 && !strcmp(argv[0], "churn"))
 		return bpf_links_churn(argv[1], atof(argv[2]), argc > 3 ? atof(argv[3]) : 0);
-	fprintf(stderr, "usage: bpf_links links CGROUP [FUNC] | short N | churn CGROUP SECS [RATE]\n");
+	fprintf(stderr, "usage: %s links CGROUP [FUNC] | short N | churn CGROUP SECS [RATE]\n",
+		__func__);
 	return 1;
 }
 #else
 static int bpf_links(int argc __maybe_unused, const char **argv __maybe_unused)
 {
-	fprintf(stderr, "bpf_links: perf was built without libbpf\n");
+	fprintf(stderr, "%s: perf was built without libbpf\n", __func__);
 	return 2;
 }
 #endif
