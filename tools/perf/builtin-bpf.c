@@ -1190,14 +1190,17 @@ static void bpf_events__prog_record(struct bpf_events *ev, union perf_event *eve
 	struct bpf_prog_desc *prog, gone_prog = { .id = bpf->id };
 	char *ksym = bpf_events__take_ksym(ev, sample->tid);
 	bool gone = false;
+	int err;
 
 	prog = bpf_events__prog(ev, bpf->id);
 	if (!prog) {
 		prog = &gone_prog;
-	} else if (load && bpf_events__learn_prog(prog, ksym)) {
-		gone = true;
+	} else if (load) {
+		err = bpf_events__learn_prog(prog, ksym);
+		gone = err == -ENOENT;
 		/* a new program behind an id we knew: forget the old one's type */
-		prog->type_known = false;
+		if (err)
+			prog->type_known = false;
 	}
 	memcpy(prog->tag, bpf->tag, BPF_TAG_SIZE);
 	if (ksym && (gone || !prog->name || !*prog->name)) {
@@ -1225,6 +1228,7 @@ static void bpf_events__link_record(struct bpf_events *ev, union perf_event *eve
 	struct bpf_prog_desc *prog, no_prog = { .id = bpf->id };
 	struct bpf_link_desc *link, no_link = { .id = bpf->link_id };
 	bool known, gone = false;
+	int err;
 
 	if (bpf->header.size < PERF_RECORD_BPF_LINK_SIZE) {
 		pr_debug("perf bpf: link record of %u bytes, too short\n", bpf->header.size);
@@ -1243,10 +1247,13 @@ static void bpf_events__link_record(struct bpf_events *ev, union perf_event *eve
 	if (!link)
 		link = &no_link;
 	/* a detach record shows the target the link had: learn it now only if new */
-	if ((attach || !known) && bpf_events__learn_link(ev, link)) {
-		gone = attach;
-		free(link->target);
-		link->target = NULL;
+	if (attach || !known) {
+		err = bpf_events__learn_link(ev, link);
+		gone = attach && err == -ENOENT;
+		if (err) {
+			free(link->target);
+			link->target = NULL;
+		}
 	}
 	/* what the record says, whatever the kernel says now */
 	link->prog_id = bpf->id;
