@@ -1568,6 +1568,8 @@ static int bpf_events__loop(struct bpf_events *ev, bool workload)
 
 	evlist__enable(ev->evlist);
 	bpf_events__snapshot(ev);
+	pr_debug("perf bpf events: reading the records of %d CPUs\n",
+		 perf_cpu_map__nr(ev->evlist->core.all_cpus));
 	if (workload)
 		evlist__start_workload(ev->evlist);
 
