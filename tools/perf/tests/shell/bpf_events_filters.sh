@@ -2,12 +2,13 @@
 # perf bpf events filters by process, type and name, and prints CSV
 # SPDX-License-Identifier: GPL-2.0
 #
-# Three perf bpf events at once while the bpf_links workload detaches
+# Four perf bpf events at once while the bpf_links workload detaches
 # its links and unloads its programs and another one loads and unloads
-# short-lived programs: -p with --type link must show the five detaches
-# of the first workload and nothing else; --name 'pbt_[cx]*' the records
-# of pbt_cgroup and pbt_xdp only; -x';' everything, as CSV with a header
-# line and as many fields on every line.
+# short-lived programs: -p must show the five detaches and five unloads
+# of the first workload and nothing else; --type link the five detaches
+# only; --name 'pbt_[cx]*' the records of pbt_cgroup and pbt_xdp only;
+# -x';' everything, as CSV with a header line and as many fields on
+# every line.
 
 set -u
 # shellcheck source=lib/perf_bpf.sh
@@ -31,7 +32,8 @@ start() {
 	pbt_wait 120 grep -q 'reading the records of' "$tmp/$name.err" ||
 		pbt_fail "perf bpf events $* did not start: $(cat "$tmp/$name.err")"
 }
-start pid -j -p "$wl" --type link
+start pid -j -p "$wl"
+start type -j --type link
 start name -j --name 'pbt_[cx]*'
 start csv -x';'
 
@@ -42,11 +44,12 @@ last=$(awk '$1 == "prog" { id = $3 } END { print id }' "$tmp/links.out")
 shown() {
 	[ "$(grep -c -- "$2" "$tmp/$1.out")" -ge "$3" ]
 }
-pbt_wait 60 shown pid '"event":"link_detach"' 5 &&
+pbt_wait 60 shown pid '"event":"prog_unload"' 5 &&
+pbt_wait 60 shown type '"event":"link_detach"' 5 &&
 pbt_wait 60 shown name '"event":"prog_unload"' 2 &&
 pbt_wait 60 shown csv ";prog_unload;$last;" 1 ||
 	pbt_fail "perf bpf events: not the records awaited"
-for name in pid name csv; do
+for name in pid type name csv; do
 	pbt_events_stop $name
 done
 
@@ -56,8 +59,12 @@ import json, sys
 tmp, wl = sys.argv[1], int(sys.argv[2])
 errors = []
 pid = [json.loads(l) for l in open(f"{tmp}/pid.out")]
-if sorted(e["event"] for e in pid) != ["link_detach"] * 5 or {e["pid"] for e in pid} != {wl}:
-    errors.append(f"-p {wl} --type link: {[(e['event'], e['pid']) for e in pid]}")
+if sorted(e["event"] for e in pid) != ["link_detach"] * 5 + ["prog_unload"] * 5 or \
+   {e["pid"] for e in pid} != {wl}:
+    errors.append(f"-p {wl}: {[(e['event'], e['pid']) for e in pid]}")
+typ = [json.loads(l) for l in open(f"{tmp}/type.out")]
+if sorted(e["event"] for e in typ) != ["link_detach"] * 5:
+    errors.append(f"--type link: {[e['event'] for e in typ]}")
 name = [json.loads(l) for l in open(f"{tmp}/name.out")]
 got = sorted((e["event"], e["prog_name"]) for e in name)
 want = sorted([("link_detach", "pbt_cgroup"), ("link_detach", "pbt_xdp"),
