@@ -112,6 +112,7 @@ struct bpf_prog_desc {
 	bool			type_known;
 	u8			tag[BPF_TAG_SIZE];
 	char			*name;
+	bool			wanted;		/* a record of it passed -p or a command's */
 };
 
 struct bpf_link_desc {
@@ -120,6 +121,7 @@ struct bpf_link_desc {
 	u32			type;		/* enum bpf_link_type */
 	u32			attach_type;	/* enum bpf_attach_type */
 	char			*target;	/* what it is attached to, for people */
+	bool			wanted;		/* a record of it passed -p or a command's */
 	/* the numbers behind the target, for -j, by link type */
 	u64			cgroup_id;
 	u32			ifindex;
@@ -154,8 +156,12 @@ struct bpf_events {
 	struct hashmap		*progs;		/* id -> struct bpf_prog_desc * */
 	struct hashmap		*links;		/* id -> struct bpf_link_desc * */
 	struct hashmap		*ksyms;		/* tid -> its last BPF program ksymbol */
+	/* what the kernel said when load and attach records were read */
+	struct hashmap		*read_progs;	/* id -> struct bpf_prog_desc * */
+	struct hashmap		*read_links;	/* id -> struct bpf_link_desc * */
 	struct intlist		*pids;		/* -p: these processes only */
 	struct intlist		*follow;	/* a workload and its descendants */
+	pid_t			self;
 	const char		*pid_str;
 	const char		*type_str;
 	const char		*name_glob;
@@ -181,6 +187,14 @@ static size_t id_hash(long key, void *ctx __maybe_unused)
 static bool id_equal(long a, long b, void *ctx __maybe_unused)
 {
 	return a == b;
+}
+
+/* A map keyed by id (or pid, tid), NULL if there is no memory */
+static struct hashmap *id_map(void)
+{
+	struct hashmap *map = hashmap__new(id_hash, id_equal, NULL);
+
+	return IS_ERR(map) ? NULL : map;
 }
 
 static u64 ptr_to_u64(const void *ptr)
@@ -569,16 +583,9 @@ static const char *bpf_resolver__cgroup(struct bpf_resolver *res, u64 id)
 static int bpf_resolver__init(struct bpf_resolver *res)
 {
 	memset(res, 0, sizeof(*res));
-	res->btfs = hashmap__new(id_hash, id_equal, NULL);
-	res->cgroups = hashmap__new(id_hash, id_equal, NULL);
-	if (IS_ERR(res->btfs) || IS_ERR(res->cgroups)) {
-		hashmap__free(IS_ERR(res->btfs) ? NULL : res->btfs);
-		hashmap__free(IS_ERR(res->cgroups) ? NULL : res->cgroups);
-		res->btfs = NULL;
-		res->cgroups = NULL;
-		return -ENOMEM;
-	}
-	return 0;
+	res->btfs = id_map();
+	res->cgroups = id_map();
+	return res->btfs && res->cgroups ? 0 : -ENOMEM;
 }
 
 static void bpf_resolver__exit(struct bpf_resolver *res)
@@ -901,7 +908,8 @@ static void out_link_fields(struct bpf_out *out, const struct bpf_link_desc *lin
 	out_str(out, "attach_type", enum_name(libbpf_bpf_attach_type_str(attach_type),
 					      attach_type, buf, sizeof(buf)));
 	out_str(out, "target", link->target ?: "");
-	if (out->format != BPF_FORMAT_JSON)
+	/* the numbers behind a target, when it is known */
+	if (out->format != BPF_FORMAT_JSON || !link->target)
 		return;
 	switch (link->type) {
 	case BPF_LINK_TYPE_CGROUP:
@@ -1062,13 +1070,26 @@ static const char *bpf_events__comm(struct bpf_events *ev, struct perf_sample *s
 	return buf;
 }
 
-static bool bpf_events__wanted_task(struct bpf_events *ev, struct perf_sample *sample)
+/*
+ * Whether a record passes -p, or a command's filter.  Looking a program or
+ * link up gives this process a reference to it for a moment: when that
+ * was the last one, the kernel writes the unload or detach record as
+ * this process's.  Such a record passes if the object's earlier ones did.
+ */
+static bool bpf_events__wanted_task(struct bpf_events *ev, struct perf_sample *sample,
+				    bool *wanted)
 {
+	bool match;
+
 	if (ev->pids)
-		return intlist__has_entry(ev->pids, sample->pid);
-	if (ev->follow)
-		return intlist__has_entry(ev->follow, sample->pid);
-	return true;
+		match = intlist__has_entry(ev->pids, sample->pid);
+	else if (ev->follow)
+		match = intlist__has_entry(ev->follow, sample->pid);
+	else
+		return true;
+	if (match)
+		*wanted = true;
+	return match || (sample->pid == (u32)ev->self && *wanted);
 }
 
 static void bpf_events__print_start(struct bpf_events *ev, struct perf_sample *sample,
@@ -1187,7 +1208,7 @@ static void bpf_events__prog_record(struct bpf_events *ev, union perf_event *eve
 				    struct perf_sample *sample, bool load)
 {
 	struct perf_record_bpf_event *bpf = &event->bpf;
-	struct bpf_prog_desc *prog, gone_prog = { .id = bpf->id };
+	struct bpf_prog_desc *prog, *seen, gone_prog = { .id = bpf->id };
 	char *ksym = bpf_events__take_ksym(ev, sample->tid);
 	bool gone = false;
 	int err;
@@ -1195,6 +1216,18 @@ static void bpf_events__prog_record(struct bpf_events *ev, union perf_event *eve
 	prog = bpf_events__prog(ev, bpf->id);
 	if (!prog) {
 		prog = &gone_prog;
+	} else if (load && hashmap__delete(ev->read_progs, bpf->id, NULL, &seen)) {
+		/* what the kernel said when the record was read */
+		seen->wanted = prog->wanted;
+		free(prog->name);
+		*prog = *seen;
+		free(seen);
+		if (ksym && strlen(prog->name) == BPF_OBJ_NAME_LEN - 1 &&
+		    strstarts(ksym, prog->name)) {
+			free(prog->name);
+			prog->name = ksym;
+			ksym = NULL;
+		}
 	} else if (load) {
 		err = bpf_events__learn_prog(prog, ksym);
 		gone = err == -ENOENT;
@@ -1210,7 +1243,7 @@ static void bpf_events__prog_record(struct bpf_events *ev, union perf_event *eve
 	}
 	free(ksym);
 
-	if (ev->show_progs && bpf_events__wanted_task(ev, sample) &&
+	if (ev->show_progs && bpf_events__wanted_task(ev, sample, &prog->wanted) &&
 	    bpf_events__wanted_prog(ev, prog)) {
 		ev->counts[bpf->type]++;
 		bpf_events__print(ev, sample, perf_bpf_event__name(bpf->type), prog, NULL, 0, gone);
@@ -1226,7 +1259,7 @@ static void bpf_events__link_record(struct bpf_events *ev, union perf_event *eve
 {
 	struct perf_record_bpf_event *bpf = &event->bpf;
 	struct bpf_prog_desc *prog, no_prog = { .id = bpf->id };
-	struct bpf_link_desc *link, no_link = { .id = bpf->link_id };
+	struct bpf_link_desc *link, *seen, no_link = { .id = bpf->link_id };
 	bool known, gone = false;
 	int err;
 
@@ -1247,7 +1280,12 @@ static void bpf_events__link_record(struct bpf_events *ev, union perf_event *eve
 	if (!link)
 		link = &no_link;
 	/* a detach record shows the target the link had: learn it now only if new */
-	if (attach || !known) {
+	if (attach && hashmap__delete(ev->read_links, bpf->link_id, NULL, &seen)) {
+		seen->wanted = link->wanted;
+		free(link->target);
+		*link = *seen;
+		free(seen);
+	} else if (attach || !known) {
 		err = bpf_events__learn_link(ev, link);
 		gone = attach && err == -ENOENT;
 		if (err) {
@@ -1259,7 +1297,7 @@ static void bpf_events__link_record(struct bpf_events *ev, union perf_event *eve
 	link->prog_id = bpf->id;
 	link->type = bpf->link_type;
 
-	if (ev->show_links && bpf_events__wanted_task(ev, sample) &&
+	if (ev->show_links && bpf_events__wanted_task(ev, sample, &link->wanted) &&
 	    bpf_events__wanted_prog(ev, prog)) {
 		ev->counts[bpf->type]++;
 		bpf_events__print(ev, sample, perf_bpf_event__name(bpf->type), prog, link,
@@ -1418,11 +1456,50 @@ static int bpf_events__deliver(struct ordered_events *oe, struct ordered_event *
 }
 
 /* The side-band callback: every record read from the rings is queued in time order */
+/*
+ * A load or attach record is delivered half a second after it is read, in
+ * time order: ask the kernel about its program or link as soon as it is
+ * read, while it is more likely to be there still.
+ */
+static void bpf_events__read_record(struct bpf_events *ev, union perf_event *event)
+{
+	struct bpf_prog_desc *prog, *old_prog = NULL;
+	struct bpf_link_desc *link, *old_link = NULL;
+
+	if (event->bpf.type == PERF_BPF_EVENT_PROG_LOAD) {
+		prog = zalloc(sizeof(*prog));
+		if (!prog)
+			return;
+		prog->id = event->bpf.id;
+		if (bpf_events__learn_prog(prog, NULL) ||
+		    hashmap__set(ev->read_progs, prog->id, prog, NULL, &old_prog)) {
+			bpf_prog_desc__delete(prog);
+			return;
+		}
+		bpf_prog_desc__delete(old_prog);
+	} else if (event->bpf.type == PERF_BPF_EVENT_LINK_ATTACH &&
+		   event->bpf.header.size >= PERF_RECORD_BPF_LINK_SIZE) {
+		link = zalloc(sizeof(*link));
+		if (!link)
+			return;
+		link->id = event->bpf.link_id;
+		if (bpf_events__learn_link(ev, link) ||
+		    hashmap__set(ev->read_links, link->id, link, NULL, &old_link)) {
+			bpf_link_desc__delete(link);
+			return;
+		}
+		bpf_link_desc__delete(old_link);
+	}
+}
+
 static int bpf_events__queue(union perf_event *event, void *data)
 {
 	struct bpf_events *ev = data;
 	u64 timestamp = 0;
 	int err;
+
+	if (event->header.type == PERF_RECORD_BPF_EVENT)
+		bpf_events__read_record(ev, event);
 
 	err = evlist__parse_sample_timestamp(ev->evlist, event, &timestamp);
 	if (err && err != -1)
@@ -1673,6 +1750,16 @@ static void bpf_events__exit(struct bpf_events *ev)
 			free(cur->pvalue);
 		hashmap__free(ev->ksyms);
 	}
+	if (ev->read_progs) {
+		hashmap__for_each_entry(ev->read_progs, cur, bkt)
+			bpf_prog_desc__delete(cur->pvalue);
+		hashmap__free(ev->read_progs);
+	}
+	if (ev->read_links) {
+		hashmap__for_each_entry(ev->read_links, cur, bkt)
+			bpf_link_desc__delete(cur->pvalue);
+		hashmap__free(ev->read_links);
+	}
 	intlist__delete(ev->pids);
 	intlist__delete(ev->follow);
 	bpf_resolver__exit(&ev->res);
@@ -1749,6 +1836,8 @@ static int cmd_bpf_events(int argc, const char **argv)
 	int has_links, err;
 	char msg[BUFSIZ];
 
+	ev.self = getpid();
+
 	argc = parse_options(argc, argv, options, usage, PARSE_OPT_STOP_AT_NON_OPTION);
 	workload = argc > 0;
 	if (ev.type_str) {
@@ -1784,18 +1873,13 @@ static int cmd_bpf_events(int argc, const char **argv)
 	err = -ENOMEM;
 	if (bpf_resolver__init(&ev.res))
 		goto out;
-	ev.progs = hashmap__new(id_hash, id_equal, NULL);
-	ev.links = hashmap__new(id_hash, id_equal, NULL);
-	ev.ksyms = hashmap__new(id_hash, id_equal, NULL);
-	if (IS_ERR(ev.progs) || IS_ERR(ev.links) || IS_ERR(ev.ksyms)) {
-		hashmap__free(IS_ERR(ev.progs) ? NULL : ev.progs);
-		hashmap__free(IS_ERR(ev.links) ? NULL : ev.links);
-		hashmap__free(IS_ERR(ev.ksyms) ? NULL : ev.ksyms);
-		ev.progs = NULL;
-		ev.links = NULL;
-		ev.ksyms = NULL;
+	ev.progs = id_map();
+	ev.links = id_map();
+	ev.ksyms = id_map();
+	ev.read_progs = id_map();
+	ev.read_links = id_map();
+	if (!ev.progs || !ev.links || !ev.ksyms || !ev.read_progs || !ev.read_links)
 		goto out;
-	}
 	if (ev.pid_str) {
 		ev.pids = intlist__new(ev.pid_str);
 		if (!ev.pids) {
@@ -2175,13 +2259,9 @@ static int cmd_bpf_list(int argc, const char **argv)
 		err = -ENOMEM;
 		goto out;
 	}
-	owners.progs = hashmap__new(id_hash, id_equal, NULL);
-	owners.links = hashmap__new(id_hash, id_equal, NULL);
-	if (IS_ERR(owners.progs) || IS_ERR(owners.links)) {
-		hashmap__free(IS_ERR(owners.progs) ? NULL : owners.progs);
-		hashmap__free(IS_ERR(owners.links) ? NULL : owners.links);
-		owners.progs = NULL;
-		owners.links = NULL;
+	owners.progs = id_map();
+	owners.links = id_map();
+	if (!owners.progs || !owners.links) {
 		err = -ENOMEM;
 		goto out;
 	}

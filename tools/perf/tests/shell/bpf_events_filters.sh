@@ -53,14 +53,16 @@ for name in pid type name csv; do
 	pbt_events_stop $name
 done
 
-python3 - "$tmp" "$wl" <<'EOF' || pbt_fail "the filters let the wrong records through"
+python3 - "$tmp" "$wl" "$(cat "$tmp/pid.pid")" <<'EOF' ||
 import json, sys
 
-tmp, wl = sys.argv[1], int(sys.argv[2])
+tmp, wl, self = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 errors = []
 pid = [json.loads(l) for l in open(f"{tmp}/pid.out")]
+# an unload or detach may be perf bpf events' own: its look-up held the
+# last reference
 if sorted(e["event"] for e in pid) != ["link_detach"] * 5 + ["prog_unload"] * 5 or \
-   {e["pid"] for e in pid} != {wl}:
+   not {e["pid"] for e in pid} <= {wl, self}:
     errors.append(f"-p {wl}: {[(e['event'], e['pid']) for e in pid]}")
 typ = [json.loads(l) for l in open(f"{tmp}/type.out")]
 if sorted(e["event"] for e in typ) != ["link_detach"] * 5:
@@ -85,4 +87,5 @@ for e in errors:
     print("FAIL:", e)
 sys.exit(1 if errors else 0)
 EOF
+	pbt_fail "the filters let the wrong records through"
 exit 0

@@ -17,14 +17,17 @@ pbt_require python3
 tmp=$(pbt_dir)
 
 perf bpf events -j -o "$tmp/events.out" -- perf test -w bpf_links short 20 \
-	>"$tmp/short.out" 2>"$tmp/events.err" ||
-	pbt_fail "perf bpf events failed: $(cat "$tmp/events.err")"
+	>"$tmp/short.out" 2>"$tmp/events.err" &
+self=$!
+pbt_track $self
+pbt_wait_gone $self 300 || pbt_fail "perf bpf events did not end with its command"
+wait $self || pbt_fail "perf bpf events failed: $(cat "$tmp/events.err")"
 pbt_summary events
 
-python3 - "$tmp" <<'EOF' || pbt_fail "the records do not match"
+python3 - "$tmp" "$self" <<'EOF' || pbt_fail "the records do not match"
 import json, sys
 
-tmp = sys.argv[1]
+tmp, self = sys.argv[1], int(sys.argv[2])
 events = [json.loads(l) for l in open(f"{tmp}/events.out")]
 errors = []
 short = [e for e in events if e["event"] in ("prog_load", "prog_unload") and
@@ -35,8 +38,10 @@ if len(loads) != 20 or len(unloads) != 20 or len(short) != 40:
     errors.append(f"{len(loads)} loads, {len(unloads)} unloads of pbt_short, want 20 each")
 if set(loads) != set(unloads):
     errors.append("load and unload records of different programs")
-pids = {e["pid"] for e in events}
-if len(pids) != 1:
+# the workload's records only; an unload may be perf bpf events' own, when
+# its look-up held the last reference
+pids = {e["pid"] for e in events if e["event"] == "prog_load"}
+if len(pids) != 1 or not {e["pid"] for e in events} <= pids | {self}:
     errors.append(f"records of other tasks than the workload: {pids}")
 for e in loads.values():
     if not e["gone"]:
