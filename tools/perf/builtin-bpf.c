@@ -14,14 +14,18 @@
  * the time and publishing the record.
  *
  * What a record does not carry (names, types, attach targets) is asked
- * of the kernel with BPF_OBJ_GET_INFO_BY_FD when the record is
- * delivered.  By then the object may be gone: the program name is then
- * taken from the KSYMBOL record the kernel writes just before the
- * program record, and everything learned (from those, from the objects
- * there at start, from earlier records) is kept until the object's
- * unload or detach record, so that those and the link records carry the
- * names too.  Comms come from COMM and FORK records, or from /proc for
- * tasks that were there before.
+ * of the kernel with BPF_OBJ_GET_INFO_BY_FD as soon as the record is read
+ * from its ring, and kept until it is delivered.  By then the object may
+ * be gone: the program name is then taken from the KSYMBOL record the
+ * kernel writes just before the program record, and everything learned
+ * (from those, from the objects there at start, from earlier records) is
+ * kept until the object's unload or detach record, so that those and the
+ * link records carry the names too.  Comms come from COMM and FORK
+ * records, or from /proc for tasks that were there before.
+ *
+ * Looking an object up holds a reference to it for a moment: if its
+ * owner lets it go meanwhile, the unload or detach happens when this
+ * process lets go, and the kernel writes the record as this process's.
  *
  * perf bpf list shows the programs loaded now, with their links and
  * attach targets, the processes holding them (found as bpftool does,
