@@ -19,6 +19,7 @@ attr=/sys/fs/bpf/bperf_attr_map
 pin=/sys/fs/bpf/perf_demo
 pids=
 current=start
+ncpus=$(getconf _NPROCESSORS_ONLN)
 
 failed=
 
@@ -44,7 +45,7 @@ step() {
 }
 
 fail() {
-	failed="demo FAILED in step \"$current\": $*"
+	failed="demo FAILED in step \"$current\": $(echo "$*" | tr -s ' \n' ' ')"
 	exit 1
 }
 
@@ -115,19 +116,26 @@ leader=$(awk '$2 == "bperf_switch" { print $1 }' "$work/progs")
 [ "$(echo "$leader" | wc -w)" = 1 ] ||
 	fail "want one bperf_switch program, found: $(tr '\n' ' ' <"$work/progs")"
 
-echo "--- BPF links, and the processes holding them: both sessions"
-bpftool link show >"$work/links" || fail "bpftool link show failed"
-awk -v p=" prog $leader\$" '/^[0-9]+: / { show = $0 ~ p } show' "$work/links"
+echo "--- their links, and the processes holding them: both sessions"
+# One line a link of a bperf program; fails unless every session holds
+# the leader's link.
 # shellcheck disable=SC2086 # $pids: one argument per session
 bpftool -j link show | python3 -c '
 import json, sys
-leader, sessions = int(sys.argv[1]), set(map(int, sys.argv[2:]))
+progs = dict(l.split() for l in open(sys.argv[1]))
+leader, sessions = sys.argv[2], set(sys.argv[3:])
+ok = False
 for l in json.load(sys.stdin):
-    if l.get("prog_id") == leader:
-        held = {p["pid"] for p in l.get("pids", [])}
-        sys.exit(0 if sessions <= held else 1)
-sys.exit(1)' "$leader" $pids ||
-	fail "the leader's link is not held by both sessions ($pids): $(bpftool link show)"
+    prog = str(l.get("prog_id"))
+    if prog not in progs:
+        continue
+    held = {str(p["pid"]) for p in l.get("pids", [])}
+    print("link %d: %s, program %s (%s) on %s, held by %s" % (l["id"], l["type"],
+          prog, progs[prog], l.get("tp_name", "?"),
+          ", ".join("%s(%d)" % (p["comm"], p["pid"]) for p in l.get("pids", []))))
+    ok |= prog == leader and sessions <= held
+sys.exit(not ok)' "$work/progs" "$leader" $pids ||
+	fail "the leader's link is not held by both sessions ($pids)"
 
 echo "--- the sessions end once the demo lets go of the lock"
 exec 9>&-
@@ -138,9 +146,12 @@ pids=
 for s in 1 2; do
 	echo "session $s:"
 	grep -E 'cpu-clock|elapsed' "$work/stat$s" | sed -E 's/^ +/  /'
-	grep -Eq '^ *[0-9][0-9,.]* +msec +cpu-clock' "$work/stat$s" ||
-		fail "session $s counted no cpu-clock: $(cat "$work/stat$s")"
+	# -a: each CPU counts all the time the session does
+	u=$(awk '/msec +cpu-clock/ && / CPUs utilized/ { print $(NF - 2) }' "$work/stat$s")
+	awk -v u="${u:-0}" -v n="$ncpus" 'BEGIN { exit !(u > 0.9 * n && u < 1.1 * n) }' ||
+		fail "session $s: ${u:-no} CPUs utilized, want about $ncpus: $(cat "$work/stat$s")"
 done
+echo "each session counted the $ncpus CPUs over its own time."
 
 echo "--- after the last session: nothing pinned, no bperf program loaded"
 [ -e "$attr" ] && fail "$attr is still pinned"
@@ -188,7 +199,7 @@ echo "--- perf report --stdio --sort comm (samples taken meanwhile)"
 perf report -i "$work/perf.data" --stdio --sort comm >"$work/report" 2>"$work/report.err" ||
 	fail "perf report failed: $(cat "$work/report.err")"
 grep -v '^#' "$work/report" | grep -v '^$' | head -n 8
-grep -Eq '^ +[0-9.]+% +bpftool$' "$work/report" ||
+grep -Eq '^ +[0-9.]+% +bpftool *$' "$work/report" ||
 	fail "no samples of bpftool in the report"
 
 step "done: every step checked what it showed"
