@@ -100,8 +100,9 @@ for mode in inherit no-inherit; do
 	else
 		# both count the parent alone, which runs for a few ms
 		echo "-p --no-inherit: $kids (reference $kids_ref)"
-		awk -v n="$kids" -v r="$kids_ref" -v i="$kids_inh" \
-			'BEGIN { exit !(n > 0 && n < i / 4 && n >= r / 2 - 5 && n <= r * 1.5 + 5) }' ||
+		awk -v n="$kids" -v r="$kids_ref" -v i="$kids_inh" 'BEGIN {
+			exit !(n > 0 && n < i / 4 && n >= r / 2 - 5 && n <= r * 1.5 + 5)
+		}' ||
 			bperf_fail "-p --no-inherit: $kids is not the parent alone:" \
 				"perf stat counted $kids_ref, with the children $kids_inh"
 	fi
