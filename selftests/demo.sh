@@ -33,6 +33,7 @@ cleanup() {
 	exec 9>&-
 	for p in $pids; do
 		until_deadline 60 gone "$p" || kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
 	rm -f "$pin"
@@ -127,7 +128,11 @@ echo "both sessions count now."
 
 echo "--- bperf's pinned state: the attr map, and the maps in ${attr}_dir"
 ls -d "$attr" || fail "$attr is not pinned"
-(cd "${attr}_dir" && echo *)
+maps=$(cd "${attr}_dir" && echo *)
+echo "$maps"
+want="bperf_cpu bperf_ctl bperf_events bperf_roots bperf_sessions bperf_slots"
+[ "$maps" = "$want bperf_tasks bperf_totals" ] ||
+	fail "unexpected maps in ${attr}_dir: $maps"
 n=$(bpftool -j map dump pinned "$attr" | grep -o '"key":\[' | wc -l)
 echo "events in the attr map: $n (cpu-clock, counted once for both sessions)"
 [ "$n" = 1 ] || fail "want 1 event in $attr, found $n"
@@ -148,7 +153,7 @@ bpftool -j link show | python3 -c '
 import json, sys
 progs = dict(l.split() for l in open(sys.argv[1]))
 sessions = set(sys.argv[2:])
-held = 0
+held, linked = 0, []
 for l in json.load(sys.stdin):
     prog = str(l.get("prog_id"))
     if prog not in progs:
@@ -158,8 +163,11 @@ for l in json.load(sys.stdin):
           prog, progs[prog], l.get("tp_name", "?"),
           ", ".join("%s(%d)" % (p["comm"], p["pid"]) for p in pids)))
     held += sessions <= {str(p["pid"]) for p in pids}
-sys.exit(held != 3)' "$work/progs" $pids ||
-	fail "want 3 links of bperf programs, each held by both sessions ($pids)"
+    linked.append(progs[prog])
+sys.exit(sorted(linked) != ["bperf_exit", "bperf_fork", "bperf_switch"] or held != 3)' \
+	"$work/progs" $pids ||
+	fail "want one link each of bperf_switch, bperf_fork and bperf_exit," \
+		"each held by both sessions ($pids)"
 
 echo "--- the sessions end once the demo lets go of the lock"
 exec 9>&-

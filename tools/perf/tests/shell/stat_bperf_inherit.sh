@@ -50,7 +50,7 @@ workload() {
 	rm -f "$tmp/$out.cpu"
 	perf stat "$@" -x, -o "$tmp/$out.out" -e task-clock -- \
 		bash "$tmp/work.sh" "$tmp/$out.cpu" "$hz" 2>"$tmp/$out.err"
-	[ "$(wc -l <"$tmp/$out.cpu" 2>/dev/null)" = 4 ] ||
+	[ "$(wc -l 2>/dev/null <"$tmp/$out.cpu")" = 4 ] ||
 		bperf_fail "$out: the workload did not run: $(cat "$tmp/$out.err")"
 }
 
