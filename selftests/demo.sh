@@ -3,36 +3,42 @@
 # 'make run': runs inside the VM and shows the series at work; 'make check'
 # runs it too, as the vm-test demo.
 #  1. two perf stat --bpf-counters sessions sharing one set of counters:
-#     bperf's pinned maps, its one leader program and its links, while both
+#     bperf's pinned maps, its programs and their links, while both
 #     sessions hold them;
 #  2. the PERF_RECORD_BPF_EVENT and PERF_RECORD_KSYMBOL records of a BPF
 #     program loaded and unloaded while perf record -a runs.
 # Every step checks what it shows.  The sessions and the workload wait for
 # the demo, never the other way round: whatever the demo looks at stays
-# there until it lets go.  On a failure the last line says which step
-# failed and why, and the exit status is 1.
+# there until it lets go.  Every wait has a deadline.  On a failure the
+# last line says which step failed and why, and the exit status is 1.
 set -u
 
 work=$(mktemp -d /tmp/demo.XXXXXX)
 demo_obj=$BUILD_DIR/tools/vm/demo.bpf.o
 attr=/sys/fs/bpf/bperf_attr_map
 pin=/sys/fs/bpf/perf_demo
+ncpus=$(getconf _NPROCESSORS_ONLN)
 pids=
+ours=
 current=start
-
 failed=
 
-# On the way out, whatever the way: end what is left and, after that,
-# say why the demo failed, so that it is the last line.
+# On the way out, whatever the way: let the sessions end as they would,
+# kill what does not, remove what the demo pinned and, last, say why the
+# demo failed.  perf stat dies on SIGTERM without cleaning up, so a
+# session is killed only once it had its chance.
 cleanup() {
 	local p
 
 	exec 9>&-
 	for p in $pids; do
-		kill "$p" 2>/dev/null
+		until_deadline 60 gone "$p" || kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
 	rm -f "$pin"
+	# the demo refused to start with them there: they are its own
+	[ -z "$ours" ] || rm -rf "$attr" "${attr}_dir"
 	rm -rf "$work"
 	[ -z "$failed" ] || echo "$failed"
 }
@@ -44,24 +50,44 @@ step() {
 }
 
 fail() {
-	failed="demo FAILED in step \"$current\": $*"
+	failed="demo FAILED in step \"$current\": $(echo "$*" | tr -s ' \n' ' ')"
 	exit 1
 }
 
-# wait_for SECS WHAT CMD...: run CMD every 0.1 s until it succeeds; fail
-# the demo, naming WHAT, if it has not within SECS seconds.
-wait_for() {
-	local secs=$1 what=$2 i
+# until_deadline SECS CMD...: run CMD until it succeeds or SECS seconds
+# have passed, whichever comes first; say which.
+until_deadline() {
+	local end=$((SECONDS + $1))
 
-	shift 2
-	for ((i = 0; i < secs * 10; i++)); do
-		"$@" && return 0
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || return 1
 		sleep 0.1
 	done
-	fail "timed out after ${secs}s waiting for $what"
 }
 
+# wait_for SECS WHAT CMD...: until_deadline, failing the demo on time out.
+wait_for() {
+	local secs=$1 what=$2
+
+	shift 2
+	until_deadline "$secs" "$@" || fail "no $what after ${secs}s"
+}
+
+gone() {
+	! kill -0 "$1" 2>/dev/null
+}
+
+# both_started: both workloads have started, so both sessions count;
+# fails the demo if a session ended before.
 both_started() {
+	local s=1 p
+
+	for p in $pids; do
+		[ -e "$work/started$s" ] || ! gone "$p" ||
+			fail "session $s ended before its workload ran: $(cat "$work/err$s")"
+		s=$((s + 1))
+	done
 	[ -e "$work/started1" ] && [ -e "$work/started2" ]
 }
 
@@ -79,13 +105,11 @@ no_bperf_progs() {
 	[ -z "$(bperf_progs)" ]
 }
 
-prog_gone() {
-	! bpftool prog show id "$1" >/dev/null 2>&1
-}
-
 step "perf under test: $(perf version); upstream: $(perf-base version)"
 command -v bpftool >/dev/null || fail "bpftool not found"
-[ -e "$attr" ] && fail "$attr is already pinned: another bperf session runs"
+[ -e "$attr" ] || [ -e "${attr}_dir" ] &&
+	fail "$attr is already pinned: another bperf session runs"
+ours=1
 
 step "two 'perf stat --bpf-counters -e cpu-clock -a' sessions at once"
 # The workloads wait on a lock the demo holds: the sessions count until
@@ -94,81 +118,105 @@ exec 9>"$work/lock"
 flock -x 9
 for s in 1 2; do
 	perf stat --bpf-counters -e cpu-clock -a -o "$work/stat$s" -- \
-		sh -c "touch $work/started$s; flock -s $work/lock true" 9>&- &
+		sh -c 'touch "$0"; flock -s "$1" true' "$work/started$s" "$work/lock" \
+		2>"$work/err$s" 9>&- &
 	pids="$pids $!"
 done
 # perf stat enables the counters before it starts the workload.
-wait_for 180 "both sessions to start counting" both_started
+wait_for 180 "start of both sessions" both_started
 echo "both sessions count now."
 
 echo "--- bperf's pinned state: the attr map, and the maps in ${attr}_dir"
 ls -d "$attr" || fail "$attr is not pinned"
-(cd "${attr}_dir" && echo *)
+maps=$(cd "${attr}_dir" && echo *)
+echo "$maps"
+want="bperf_cpu bperf_ctl bperf_events bperf_roots bperf_sessions bperf_slots"
+[ "$maps" = "$want bperf_tasks bperf_totals" ] ||
+	fail "unexpected maps in ${attr}_dir: $maps"
 n=$(bpftool -j map dump pinned "$attr" | grep -o '"key":\[' | wc -l)
 echo "events in the attr map: $n (cpu-clock, counted once for both sessions)"
 [ "$n" = 1 ] || fail "want 1 event in $attr, found $n"
 
-echo "--- BPF programs: one leader for every session and event"
+echo "--- BPF programs: one set for every session and event"
 bperf_progs >"$work/progs"
 cat "$work/progs"
-leader=$(awk '$2 == "bperf_switch" { print $1 }' "$work/progs")
-[ "$(echo "$leader" | wc -w)" = 1 ] ||
-	fail "want one bperf_switch program, found: $(tr '\n' ' ' <"$work/progs")"
+for p in bperf_switch bperf_fork bperf_exit bperf_root; do
+	[ "$(awk -v p=$p '$2 == p' "$work/progs" | wc -l)" = 1 ] ||
+		fail "want one $p program, found: $(cat "$work/progs")"
+done
 
-echo "--- BPF links, and the processes holding them: both sessions"
-bpftool link show >"$work/links" || fail "bpftool link show failed"
-awk -v p=" prog $leader\$" '/^[0-9]+: / { show = $0 ~ p } show' "$work/links"
+echo "--- their links, and the processes holding them: both sessions"
+# One line a link of a bperf program; fails unless both sessions hold
+# each of the three.
 # shellcheck disable=SC2086 # $pids: one argument per session
 bpftool -j link show | python3 -c '
 import json, sys
-leader, sessions = int(sys.argv[1]), set(map(int, sys.argv[2:]))
+progs = dict(l.split() for l in open(sys.argv[1]))
+sessions = set(sys.argv[2:])
+held, linked = 0, []
 for l in json.load(sys.stdin):
-    if l.get("prog_id") == leader:
-        held = {p["pid"] for p in l.get("pids", [])}
-        sys.exit(0 if sessions <= held else 1)
-sys.exit(1)' "$leader" $pids ||
-	fail "the leader's link is not held by both sessions ($pids): $(bpftool link show)"
+    prog = str(l.get("prog_id"))
+    if prog not in progs:
+        continue
+    pids = l.get("pids", [])
+    print("link %d: %s, program %s (%s) on %s, held by %s" % (l["id"], l["type"],
+          prog, progs[prog], l.get("tp_name", "?"),
+          ", ".join("%s(%d)" % (p["comm"], p["pid"]) for p in pids)))
+    held += sessions <= {str(p["pid"]) for p in pids}
+    linked.append(progs[prog])
+sys.exit(sorted(linked) != ["bperf_exit", "bperf_fork", "bperf_switch"] or held != 3)' \
+	"$work/progs" $pids ||
+	fail "want one link each of bperf_switch, bperf_fork and bperf_exit," \
+		"each held by both sessions ($pids)"
 
 echo "--- the sessions end once the demo lets go of the lock"
 exec 9>&-
+s=1
 for p in $pids; do
-	wait "$p" || fail "session $p failed: $(cat "$work"/stat*)"
+	wait_for 120 "end of session $s" gone "$p"
+	wait "$p" || fail "session $s failed: $(cat "$work/err$s")"
+	s=$((s + 1))
 done
 pids=
 for s in 1 2; do
 	echo "session $s:"
 	grep -E 'cpu-clock|elapsed' "$work/stat$s" | sed -E 's/^ +/  /'
-	grep -Eq '^ *[0-9][0-9,.]* +msec +cpu-clock' "$work/stat$s" ||
-		fail "session $s counted no cpu-clock: $(cat "$work/stat$s")"
+	# -a: each CPU counts all the time the session does
+	u=$(sed -nE 's/.* msec +cpu-clock .* ([0-9.]+) +CPUs utilized.*/\1/p' "$work/stat$s")
+	awk -v u="${u:-0}" -v n="$ncpus" 'BEGIN { exit !(u > 0.9 * n && u < 1.1 * n) }' ||
+		fail "session $s: ${u:-no} CPUs utilized, want about $ncpus: $(cat "$work/stat$s")"
 done
+echo "each session counted the $ncpus CPUs over its own time."
 
 echo "--- after the last session: nothing pinned, no bperf program loaded"
 [ -e "$attr" ] && fail "$attr is still pinned"
-wait_for 60 "bperf's programs to be unloaded" no_bperf_progs
+[ -e "${attr}_dir" ] && fail "${attr}_dir is still pinned"
+wait_for 60 "unload of bperf's programs" no_bperf_progs
 echo "nothing left."
 
 step "perf record -a while a BPF program is loaded and unloaded"
 [ -f "$demo_obj" ] || fail "$demo_obj missing: make build"
 # The workload stops only once the program is gone: its unload record is
-# written when the last reference goes, which bpffs drops after an RCU
+# written when the last reference goes, which bpffs may drop after an RCU
 # grace period.
-cat >"$work/load.sh" <<EOF
-bpftool prog load $demo_obj $pin || exit 1
-bpftool prog show pinned $pin | head -n 1 | tee $work/prog
-id=\$(cut -d: -f1 $work/prog)
-rm $pin
-for i in \$(seq 600); do
-	bpftool prog show id \$id >/dev/null 2>&1 || break
+cat >"$work/load.sh" <<'EOF'
+obj=$1 pin=$2 out=$3
+bpftool prog load "$obj" "$pin" || { echo "bpftool prog load failed" >&2; exit 1; }
+bpftool prog show pinned "$pin" | head -n 1 | tee "$out"
+id=$(cut -d: -f1 "$out")
+rm "$pin"
+end=$((SECONDS + 60))
+while bpftool prog show id "$id" >/dev/null 2>&1; do
+	[ "$SECONDS" -lt "$end" ] || { echo "program $id still loaded after 60s" >&2; exit 1; }
 	sleep 0.1
 done
-bpftool prog show id \$id >/dev/null 2>&1 && exit 1
-echo "removed $pin: last reference gone, program \$id unloaded"
+echo "removed $pin: last reference gone, program $id unloaded"
 EOF
-perf record -q -a -e cpu-clock -o "$work/perf.data" -- sh "$work/load.sh" \
-	2>"$work/record.err" || fail "perf record failed: $(cat "$work/record.err")"
+perf record -q -a -e cpu-clock -o "$work/perf.data" -- \
+	bash "$work/load.sh" "$demo_obj" "$pin" "$work/prog" 2>"$work/record.err" ||
+	fail "perf record failed: $(cat "$work/record.err")"
 id=$(cut -d: -f1 "$work/prog")
 [ -n "$id" ] || fail "the program was not loaded"
-prog_gone "$id" || fail "program $id is still loaded"
 
 echo "--- perf script --show-bpf-events: the records of program $id"
 perf script -i "$work/perf.data" --show-bpf-events >"$work/script" 2>"$work/script.err" ||
@@ -188,7 +236,7 @@ echo "--- perf report --stdio --sort comm (samples taken meanwhile)"
 perf report -i "$work/perf.data" --stdio --sort comm >"$work/report" 2>"$work/report.err" ||
 	fail "perf report failed: $(cat "$work/report.err")"
 grep -v '^#' "$work/report" | grep -v '^$' | head -n 8
-grep -Eq '^ +[0-9.]+% +bpftool$' "$work/report" ||
+grep -Eq '^ +[0-9.]+% +bpftool *$' "$work/report" ||
 	fail "no samples of bpftool in the report"
 
 step "done: every step checked what it showed"

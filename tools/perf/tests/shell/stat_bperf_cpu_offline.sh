@@ -5,7 +5,8 @@
 # bperf finds the event of a CPU by the CPU's id, not by its place in
 # the list of online CPUs (upstream's bperf mixes the two up): take CPU 1
 # offline, with CPUs on both sides of it online, and check that system
-# wide, per-CPU and task counts still agree with perf stat.
+# wide, per-CPU and task counts are still right: CPUs utilized as perf
+# stat reports them, and every online CPU counted.
 
 set -u
 # shellcheck source=lib/bperf.sh

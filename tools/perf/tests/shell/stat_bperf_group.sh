@@ -27,11 +27,11 @@ group_check() {
 }
 
 # -a: cpu-clock counts every CPU all the time, bperf and perf stat alike.
-bperf_stat grp -e '{cpu-clock,task-clock}' -a -- sleep 1
-plain_stat grp_ref -e '{cpu-clock,task-clock}' -a -- sleep 1
+bperf_stat grp -e '{cpu-clock,task-clock}' -a -- sleep 2
+plain_stat grp_ref -e '{cpu-clock,task-clock}' -a -- sleep 2
 group_check "-a" grp
-bperf_check_util "perf stat group -a" "$ncpus" grp_ref cpu-clock 5
-bperf_check_util "bperf group -a" "$ncpus" grp cpu-clock 5
+bperf_check_util "perf stat group -a" "$ncpus" grp_ref cpu-clock 10
+bperf_check_util "bperf group -a" "$ncpus" grp cpu-clock 10
 
 # A workload spinning for 1 s of wall time.
 bperf_stat grp -e '{cpu-clock,task-clock}' -- sh -c "$spin"
@@ -40,24 +40,25 @@ group_check "workload" grp
 bperf_check_util "bperf group vs perf stat, workload" grp_ref grp cpu-clock 10
 
 # A group and a lone event of the same kind are different slots, and
-# can be counted at the same time.
+# can be counted at the same time: both count until the lock is let go,
+# at least 2 s after both started.
 bperf_lock
-bperf_stat lone -e cpu-clock -a -- flock -s "$tmp/lock" true 9>&- &
-bperf_track $!
-bperf_stat grp -e '{cpu-clock,task-clock}' -a -- flock -s "$tmp/lock" true 9>&- &
-bperf_track $!
+bperf_held lone --bpf-counters --bpf-attr-map "$attr" -e cpu-clock -a
+bperf_held grp --bpf-counters --bpf-attr-map "$attr" -e '{cpu-clock,task-clock}' -a
 for _ in $(seq 600); do
-	n=$(bperf_entries "$attr" 2>/dev/null)
-	[ "$n" -ge 3 ] && break
+	[ -s "$tmp/lone.start" ] && [ -s "$tmp/grp.start" ] && break
 	sleep 0.1
 done
+[ -s "$tmp/lone.start" ] && [ -s "$tmp/grp.start" ] ||
+	bperf_fail "sessions did not start: $(cat "$tmp/lone.err" "$tmp/grp.err")"
+n=$(bperf_entries "$attr")
 [ "$n" = 3 ] || bperf_fail "want 3 events in the attr map, found $n"
-sleep 1
+sleep 2
 bperf_unlock
 wait
 group_check "grouped next to a lone event" grp
-bperf_check_util "lone cpu-clock" "$ncpus" lone cpu-clock 5
-bperf_check_util "grouped cpu-clock" "$ncpus" grp cpu-clock 5
+bperf_check_util "lone cpu-clock" "$ncpus" lone cpu-clock 10
+bperf_check_util "grouped cpu-clock" "$ncpus" grp cpu-clock 10
 
 # Every event of a group has to be a BPF counter.
 if perf stat -e '{cpu-clock:b,task-clock}' -a true >"$tmp/mixed.out" 2>&1; then

@@ -4,8 +4,8 @@
 #
 # The parent of each workload sleeps while its children (and a
 # grandchild) burn a CPU and exit: with inheritance a bperf session must
-# count about what perf stat counts, the children included; with
-# --no-inherit about the parent alone, as perf stat --no-inherit does.
+# count what the workload's processes ran, the children included; with
+# --no-inherit what the parent alone ran, as perf stat --no-inherit does.
 
 set -u
 # shellcheck source=lib/bperf.sh
@@ -13,30 +13,76 @@ set -u
 
 bperf_require
 tmp=$(bperf_dir)
+hz=$(getconf CLK_TCK)
 
-# Children that spin for 1 s of wall time: a shell starts in a few ms,
-# where perf's own start-up in a TCG VM takes 0.4 to 0.7 s and varies.
+# A child and a grandchild of the workload spin until a common deadline
+# 3 s after the workload started, in forked shells (no exec).  Each of
+# its processes, before it ends, adds its own CPU time to the file $1,
+# one "ROLE MSEC" line (utime + stime from /proc: the kernel scales them
+# to the task's precise run time).  Sessions one after the other cannot
+# be compared with each other: how long the workload takes to start and
+# to end varies by 100s of ms in a TCG VM.
 cat >"$tmp/work.sh" <<'WORK'
-timeout 1 sh -c 'while :; do :; done' &
-sh -c "timeout 1 sh -c 'while :; do :; done'" &
+out=$1 hz=$2
+end=$((${EPOCHREALTIME//[!0-9]/} + 3000000))
+cputime() {
+	local st
+
+	read -ra st </proc/$BASHPID/stat
+	echo "$1 $(((st[13] + st[14]) * 1000 / hz))" >>"$out"
+}
+spin() {
+	while ((${EPOCHREALTIME//[!0-9]/} < end)); do :; done
+	cputime spinner
+}
+spin &
+(spin & wait; cputime subshell) &
 wait
+cputime parent
 WORK
 
-bperf_stat inh -e task-clock -- sh "$tmp/work.sh"
-plain_stat inh_ref -e task-clock -- sh "$tmp/work.sh"
-inh_ref=$(bperf_get inh_ref task-clock)
-bperf_check_util "workload, inherited" inh_ref inh task-clock 10
+# workload NAME [OPTION...]: count task-clock of the workload with perf
+# stat OPTION..., to NAME; NAME.cpu gets what its processes said they ran.
+workload() {
+	local out=$1
 
-bperf_stat noinh --no-inherit -e task-clock -- sh "$tmp/work.sh"
-plain_stat noinh_ref --no-inherit -e task-clock -- sh "$tmp/work.sh"
-noinh=$(bperf_get noinh task-clock)
-noinh_ref=$(bperf_get noinh_ref task-clock)
-echo "workload, --no-inherit: $noinh (reference $noinh_ref)"
-# The parent alone runs for a few milliseconds: compare with what the
-# children counted, not with each other.
-awk -v n="$noinh" -v r="$noinh_ref" -v i="$inh_ref" \
-	'BEGIN { exit !(n < i / 4 && r < i / 4 && n - r < i / 10 && r - n < i / 10) }' ||
-	bperf_fail "--no-inherit: $noinh is not about the parent alone ($noinh_ref of $inh_ref)"
+	shift
+	rm -f "$tmp/$out.cpu"
+	perf stat "$@" -x, -o "$tmp/$out.out" -e task-clock -- \
+		bash "$tmp/work.sh" "$tmp/$out.cpu" "$hz" 2>"$tmp/$out.err"
+	[ "$(wc -l 2>/dev/null <"$tmp/$out.cpu")" = 4 ] ||
+		bperf_fail "$out: the workload did not run: $(cat "$tmp/$out.err")"
+}
+
+# ran NAME [ROLE]: the msec NAME's workload processes (of ROLE) ran
+ran() {
+	awk -v r="${2:-}" 'r == "" || $1 == r { s += $2 } END { print s }' "$tmp/$1.cpu"
+}
+
+# perf stat first: if it is off, the method is.
+for s in inh_ref inh; do
+	opt=
+	[ $s = inh ] && opt="--bpf-counters --bpf-attr-map $(bperf_attr_map)"
+	# shellcheck disable=SC2086 # $opt is several words or none
+	workload $s $opt
+	bperf_check "$s: task-clock vs what the workload's processes ran" \
+		"$(ran $s)" "$(bperf_get $s task-clock)" 5
+done
+
+# --no-inherit: what the parent alone ran, a few 10s of ms; the figures
+# from /proc are in clock ticks.
+for s in noinh_ref noinh; do
+	opt=
+	[ $s = noinh ] && opt="--bpf-counters --bpf-attr-map $(bperf_attr_map)"
+	# shellcheck disable=SC2086
+	workload $s --no-inherit $opt
+	n=$(bperf_get $s task-clock)
+	parent=$(ran $s parent)
+	echo "$s: $n msec of task-clock, the parent ran $parent msec"
+	awk -v n="$n" -v p="$parent" -v t=$((2000 / hz)) \
+		'BEGIN { exit !(n > 0 && n >= p * 0.8 - t && n <= p * 1.2 + t) }' ||
+		bperf_fail "$s: --no-inherit counted $n msec, the parent ran $parent"
+done
 
 # -p: the process forks its children only after both sessions attached.
 for mode in inherit no-inherit; do
@@ -52,9 +98,13 @@ for mode in inherit no-inherit; do
 		bperf_check "-p, children forked after the start" "$kids_ref" "$kids" 15
 		kids_inh=$kids_ref
 	else
+		# both count the parent alone, which runs for a few ms
 		echo "-p --no-inherit: $kids (reference $kids_ref)"
-		awk -v n="$kids" -v i="$kids_inh" 'BEGIN { exit !(n < i / 4) }' ||
-			bperf_fail "-p --no-inherit counted the children: $kids of $kids_inh"
+		awk -v n="$kids" -v r="$kids_ref" -v i="$kids_inh" 'BEGIN {
+			exit !(n > 0 && n < i / 4 && n >= r / 2 - 5 && n <= r * 1.5 + 5)
+		}' ||
+			bperf_fail "-p --no-inherit: $kids is not the parent alone:" \
+				"perf stat counted $kids_ref, with the children $kids_inh"
 	fi
 done
 

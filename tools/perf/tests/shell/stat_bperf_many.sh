@@ -63,7 +63,8 @@ for n in 40 200; do
 	wait
 
 	ref=$(bperf_get task_ref task-clock)
-	echo "reference: $ref msec of task-clock, $(bperf_util cpu_ref cpu-clock) CPUs utilized of $ncpus"
+	echo "reference: $ref msec of task-clock," \
+		"$(bperf_util cpu_ref cpu-clock) CPUs utilized of $ncpus"
 	bad=0
 	for i in $(seq "$n"); do
 		if [ $((i % 2)) = 1 ]; then
