@@ -6,7 +6,10 @@
 #     bperf's pinned maps, its programs and their links, while both
 #     sessions hold them;
 #  2. the PERF_RECORD_BPF_EVENT and PERF_RECORD_KSYMBOL records of a BPF
-#     program loaded and unloaded while perf record -a runs.
+#     program loaded and unloaded while perf record -a runs;
+#  3. perf bpf events streaming five programs and their links (cgroup,
+#     raw_tp, fentry, perf_event, xdp) as they come and go, and perf bpf
+#     list showing them while they are there.
 # Every step checks what it shows.  The sessions and the workload wait for
 # the demo, never the other way round: whatever the demo looks at stays
 # there until it lets go.  Every wait has a deadline.  On a failure the
@@ -20,6 +23,9 @@ pin=/sys/fs/bpf/perf_demo
 ncpus=$(getconf _NPROCESSORS_ONLN)
 pids=
 ours=
+events=
+links=
+cgroup=
 current=start
 failed=
 
@@ -35,7 +41,17 @@ cleanup() {
 		until_deadline 60 gone "$p" || kill -KILL "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
+	if [ -n "$links" ]; then
+		echo go >&8
+		until_deadline 60 gone "$links" || kill -KILL "$links" 2>/dev/null
+	fi
+	exec 8>&-
+	if [ -n "$events" ]; then
+		kill -INT "$events" 2>/dev/null
+		until_deadline 60 gone "$events" || kill -KILL "$events" 2>/dev/null
+	fi
 	wait 2>/dev/null
+	[ -z "$cgroup" ] || rmdir "$cgroup"
 	rm -f "$pin"
 	# the demo refused to start with them there: they are its own
 	[ -z "$ours" ] || rm -rf "$attr" "${attr}_dir"
@@ -103,6 +119,26 @@ for p in json.load(sys.stdin):
 
 no_bperf_progs() {
 	[ -z "$(bperf_progs)" ]
+}
+
+events_reading() {
+	gone "$events" && fail "perf bpf events ended: $(cat "$work/events.err")"
+	grep -q 'reading the records' "$work/events.err"
+}
+
+links_ready() {
+	gone "$links" && fail "the workload ended: $(cat "$work/links.err")"
+	grep -qx ready "$work/links"
+}
+
+# all_unloaded: perf bpf events has shown the unload of each program of
+# the workload.
+all_unloaded() {
+	local p
+
+	for p in $(awk '$1 == "prog" { print $3 }' "$work/links"); do
+		grep -Eq " prog_unload +prog $p " "$work/events" || return 1
+	done
 }
 
 step "perf under test: $(perf version); upstream: $(perf-base version)"
@@ -238,5 +274,70 @@ perf report -i "$work/perf.data" --stdio --sort comm >"$work/report" 2>"$work/re
 grep -v '^#' "$work/report" | grep -v '^$' | head -n 8
 grep -Eq '^ +[0-9.]+% +bpftool *$' "$work/report" ||
 	fail "no samples of bpftool in the report"
+
+step "perf bpf events and perf bpf list: BPF programs and links as they come and go"
+cgroot=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+[ -n "$cgroot" ] || fail "cgroup2 is not mounted"
+cgroup=$cgroot/perf_demo_$$
+mkdir "$cgroup" || fail "cannot make $cgroup"
+# -v: it says when it reads the records, and from then on misses none
+perf bpf events -a -v -o "$work/events" 2>"$work/events.err" &
+events=$!
+wait_for 120 "start of perf bpf events" events_reading
+# The workload loads and attaches, then waits for a line from the demo.
+mkfifo "$work/go"
+exec 8<>"$work/go"
+perf test -w bpf_links links "$cgroup" <"$work/go" >"$work/links" 2>"$work/links.err" 8>&- &
+links=$!
+wait_for 120 "programs and links of the workload" links_ready
+echo "--- the workload (perf test -w bpf_links) loaded and attached, as it says:"
+grep -E '^(prog|link) ' "$work/links"
+
+echo "--- perf bpf list: each program with its links and their targets"
+perf bpf list >"$work/list" 2>"$work/list.err" ||
+	fail "perf bpf list failed: $(cat "$work/list.err")"
+cat "$work/list"
+# every program of the workload, with its one link, held by the workload
+awk '$1 == "link" { print $3, $4 }' "$work/links" >"$work/link-ids"
+[ "$(wc -l <"$work/link-ids")" = 5 ] ||
+	fail "want 5 links from the workload: $(cat "$work/links")"
+while read -r l p; do
+	name=$(awk -v p="$p" '$1 == "prog" && $3 == p { print $4 }' "$work/links")
+	awk -v p="$p" -v n="$name" -v l="$l" -v w="perf($links)" '
+		$1 == "prog" { mine = $2 == p && $3 == n }
+		mine && $1 == "pids" && $2 == w { held++ }
+		mine && $1 == "link" && $2 == l && $NF == w { linked++ }
+		END { exit !(held == 1 && linked == 1) }' "$work/list" ||
+		fail "want program $p ($name) held by perf($links), with link $l, in perf bpf list"
+done <"$work/link-ids"
+
+echo "--- the workload detaches, closes and unloads; perf bpf events shows it all"
+echo go >&8
+wait_for 120 "end of the workload" gone "$links"
+wait "$links" || fail "the workload failed: $(cat "$work/links.err")"
+links=
+wait_for 60 "unload records of the workload's programs" all_unloaded
+kill -INT "$events"
+wait_for 60 "end of perf bpf events on SIGINT" gone "$events"
+wait "$events" || fail "perf bpf events failed: $(cat "$work/events.err")"
+events=
+ids=$(awk '$1 == "prog" { print $3 }' "$work/links" | paste -sd'|')
+grep -E " prog ($ids) " "$work/events"
+grep '^\[ perf bpf events:' "$work/events.err" ||
+	fail "perf bpf events printed no summary: $(cat "$work/events.err")"
+grep -q ' 0 lost \]$' "$work/events.err" ||
+	fail "perf bpf events lost records: $(cat "$work/events.err")"
+# one line for each event of each program and link, naming the program
+while read -r l p; do
+	name=$(awk -v p="$p" '$1 == "prog" && $3 == p { print $4 }' "$work/links")
+	for want in "prog_load +prog $p $name " "prog_unload +prog $p $name " \
+		    "link_attach +prog $p $name .* link $l " \
+		    "link_detach +prog $p $name .* link $l "; do
+		[ "$(grep -Ec " $want" "$work/events")" = 1 ] ||
+			fail "want one line matching '$want' from perf bpf events"
+	done
+done <"$work/link-ids"
+rmdir "$cgroup" || fail "cannot remove $cgroup"
+cgroup=
 
 step "done: every step checked what it showed"
