@@ -51,7 +51,7 @@ patch_commits() {
 # fold_edits: commit the edits to upstream files as a new patch (NEW=) or
 # as part of an existing one (PATCH=, or the one patch touching them all).
 fold_edits() {
-	local target='' i c f all touched name email
+	local target='' i c f all touched name email want
 
 	if [ -n "$NEW" ]; then
 		name=$(git -C "$TOP" config user.name)
@@ -65,10 +65,14 @@ fold_edits() {
 		return
 	fi
 	if [ -n "$PATCH" ]; then
+		# 10#: 0011 is eleven, not octal nine
+		want=$((10#${PATCH%%-*}))
 		i=0
 		for c in $(patch_commits); do
 			i=$((i + 1))
-			case $(printf '%04d' "$i") in "$(printf '%04d' "${PATCH%%-*}" 2>/dev/null)") target=$c ;; esac
+			if [ "$i" = "$want" ]; then
+				target=$c
+			fi
 		done
 		[ -n "$target" ] || die "no patch $PATCH in patches/series"
 	else

@@ -126,6 +126,7 @@ struct bpf_link_desc {
 	u32			attach_type;	/* enum bpf_attach_type */
 	char			*target;	/* what it is attached to, for people */
 	bool			wanted;		/* a record of it passed -p or a command's */
+	bool			info_known;	/* the fields below are the kernel's */
 	/* the numbers behind the target, for -j, by link type */
 	u64			cgroup_id;
 	u32			ifindex;
@@ -159,18 +160,16 @@ struct bpf_events {
 	struct machine		machine;
 	struct hashmap		*progs;		/* id -> struct bpf_prog_desc * */
 	struct hashmap		*links;		/* id -> struct bpf_link_desc * */
-	struct hashmap		*ksyms;		/* tid -> its last BPF program ksymbol */
+	struct hashmap		*ksyms;		/* task -> its BPF program's ksymbol */
 	/* what the kernel said when load and attach records were read */
 	struct hashmap		*read_progs;	/* id -> struct bpf_prog_desc * */
 	struct hashmap		*read_links;	/* id -> struct bpf_link_desc * */
 	struct intlist		*pids;		/* -p: these processes only */
 	struct intlist		*follow;	/* a workload and its descendants */
-	pid_t			self;
 	const char		*pid_str;
 	const char		*type_str;
 	const char		*name_glob;
 	const char		*output_name;
-	const char		*duration_str;
 	double			duration;
 	unsigned int		mmap_pages;
 	bool			system_wide;
@@ -179,7 +178,7 @@ struct bpf_events {
 	bool			show_links;
 	u64			counts[PERF_BPF_EVENT_MAX + 1];	/* + unknown */
 	u64			lost;
-	u64			lost_records;
+	u64			unparsed;	/* records perf could not parse */
 	int			err;
 };
 
@@ -615,7 +614,10 @@ static void bpf_resolver__exit(struct bpf_resolver *res)
 	btf__free(res->vmlinux);
 }
 
-/* Whether the running kernel writes link records: its BTF knows the type */
+/*
+ * Whether the running kernel writes link records: its BTF knows the type;
+ * -1 if it cannot tell
+ */
 static int kernel_has_link_records(struct bpf_resolver *res)
 {
 	struct btf *btf = bpf_resolver__vmlinux(res);
@@ -815,6 +817,7 @@ static int bpf_link_desc__fill(struct bpf_link_desc *link, int fd, struct bpf_re
 	if (bpf_link_get_info_by_fd(fd, &info, &len))
 		return -errno;
 
+	link->info_known = true;
 	link->id = info.id;
 	link->prog_id = info.prog_id;
 	link->type = info.type;
@@ -1075,13 +1078,15 @@ static const char *bpf_events__comm(struct bpf_events *ev, struct perf_sample *s
 }
 
 /*
- * Whether a record passes -p, or a command's filter.  Looking a program or
- * link up gives this process a reference to it for a moment: when that
- * was the last one, the kernel writes the unload or detach record as
- * this process's.  Such a record passes if the object's earlier ones did.
+ * Whether a record passes -p, or a command's filter.  The last reference
+ * to a program or link is often dropped by another task than its owner's:
+ * a kworker or an RCU callback, whoever removes its device or netns, or
+ * this process, which holds one for a moment when it looks the object up.
+ * The kernel writes the unload or detach record as that task's.  Such a
+ * record (@end) passes if the object's earlier ones did.
  */
 static bool bpf_events__wanted_task(struct bpf_events *ev, struct perf_sample *sample,
-				    bool *wanted)
+				    bool *wanted, bool end)
 {
 	bool match;
 
@@ -1093,7 +1098,7 @@ static bool bpf_events__wanted_task(struct bpf_events *ev, struct perf_sample *s
 		return true;
 	if (match)
 		*wanted = true;
-	return match || (sample->pid == (u32)ev->self && *wanted);
+	return match || (end && *wanted);
 }
 
 static void bpf_events__print_start(struct bpf_events *ev, struct perf_sample *sample,
@@ -1177,33 +1182,57 @@ static bool bpf_events__wanted_prog(struct bpf_events *ev, const struct bpf_prog
 	return !ev->name_glob || !fnmatch(ev->name_glob, prog->name ?: "", 0);
 }
 
-/* The name of the last BPF program ksymbol this task registered or unregistered */
-static char *bpf_events__take_ksym(struct bpf_events *ev, pid_t tid)
-{
-	char *name = NULL;
+/*
+ * The kernel writes a PERF_RECORD_KSYMBOL named bpf_prog_<tag>[_<name>]
+ * for each function of a program, the program's own first, just before
+ * its load and its unload record, as the same task.  Keep
+ * the first one of each task (the CPU's for interrupts, where the task is
+ * 0) until the program record with that tag takes it.
+ */
+#define BPF_KSYM_PREFIX_LEN	(sizeof("bpf_prog_") - 1 + 2 * BPF_TAG_SIZE)
 
-	hashmap__delete(ev->ksyms, tid, NULL, &name);
-	return name;
+static long bpf_events__ksym_key(struct perf_sample *sample)
+{
+	return sample->tid ? (long)sample->tid : -1L - sample->cpu;
+}
+
+/* The program name of the ksymbol kept for this task if its tag is @tag */
+static char *bpf_events__take_ksym(struct bpf_events *ev, struct perf_sample *sample,
+				   const u8 *tag)
+{
+	char *ksym = NULL, hex[2 * BPF_TAG_SIZE + 1], *name;
+
+	if (!hashmap__delete(ev->ksyms, bpf_events__ksym_key(sample), NULL, &ksym))
+		return NULL;
+	tag_str(tag, hex);
+	if (strncmp(ksym + sizeof("bpf_prog_") - 1, hex, 2 * BPF_TAG_SIZE)) {
+		free(ksym);
+		return NULL;
+	}
+	name = ksym + BPF_KSYM_PREFIX_LEN;
+	if (*name == '_')
+		name++;
+	memmove(ksym, name, strlen(name) + 1);
+	return ksym;
 }
 
 static void bpf_events__ksymbol(struct bpf_events *ev, union perf_event *event,
 				struct perf_sample *sample)
 {
-	const char *name = event->ksymbol.name;
+	const char *name = event->ksymbol.name, *kept;
+	long key = bpf_events__ksym_key(sample);
 	char *copy, *old = NULL;
 
 	/* bpf_prog_<tag>[_<name>]: the program's own, not trampolines */
 	if (event->ksymbol.ksym_type != PERF_RECORD_KSYMBOL_TYPE_BPF ||
-	    !strstarts(name, "bpf_prog_") || strlen(name) < 9 + 2 * BPF_TAG_SIZE)
+	    !strstarts(name, "bpf_prog_") || strlen(name) < BPF_KSYM_PREFIX_LEN)
 		return;
-	name += 9 + 2 * BPF_TAG_SIZE;
-	if (*name == '_')
-		name++;
-	/* a program with functions has one per function: the first one is its own */
-	if (hashmap__find(ev->ksyms, sample->tid, NULL))
+	/* the program's other functions: same tag; a new tag is a new program */
+	if (hashmap__find(ev->ksyms, key, &kept) &&
+	    !strncmp(kept, name, BPF_KSYM_PREFIX_LEN))
 		return;
 	copy = strdup(name);
-	if (!copy || hashmap__set(ev->ksyms, sample->tid, copy, NULL, &old))
+	if (!copy || hashmap__set(ev->ksyms, key, copy, NULL, &old))
 		free(copy);
 	free(old);
 }
@@ -1213,7 +1242,7 @@ static void bpf_events__prog_record(struct bpf_events *ev, union perf_event *eve
 {
 	struct perf_record_bpf_event *bpf = &event->bpf;
 	struct bpf_prog_desc *prog, *seen, gone_prog = { .id = bpf->id };
-	char *ksym = bpf_events__take_ksym(ev, sample->tid);
+	char *ksym = bpf_events__take_ksym(ev, sample, bpf->tag);
 	bool gone = false;
 	int err;
 
@@ -1247,7 +1276,7 @@ static void bpf_events__prog_record(struct bpf_events *ev, union perf_event *eve
 	}
 	free(ksym);
 
-	if (ev->show_progs && bpf_events__wanted_task(ev, sample, &prog->wanted) &&
+	if (ev->show_progs && bpf_events__wanted_task(ev, sample, &prog->wanted, !load) &&
 	    bpf_events__wanted_prog(ev, prog)) {
 		ev->counts[bpf->type]++;
 		bpf_events__print(ev, sample, perf_bpf_event__name(bpf->type), prog, NULL, 0, gone);
@@ -1261,23 +1290,19 @@ static void bpf_events__prog_record(struct bpf_events *ev, union perf_event *eve
 static void bpf_events__link_record(struct bpf_events *ev, union perf_event *event,
 				    struct perf_sample *sample, bool attach)
 {
-	struct perf_record_bpf_event *bpf = &event->bpf;
-	struct bpf_prog_desc *prog, no_prog = { .id = bpf->id };
+	struct perf_record_bpf_link_event *bpf = &event->bpf_link;
+	struct bpf_prog_desc *prog, no_prog = { .id = bpf->bpf.id };
 	struct bpf_link_desc *link, *seen, no_link = { .id = bpf->link_id };
 	bool known, gone = false;
+	u32 attach_type;
 	int err;
 
-	if (bpf->header.size < PERF_RECORD_BPF_LINK_SIZE) {
-		pr_debug("perf bpf: link record of %u bytes, too short\n", bpf->header.size);
-		return;
-	}
-
-	prog = bpf_events__prog(ev, bpf->id);
+	prog = bpf_events__prog(ev, bpf->bpf.id);
 	if (!prog)
 		prog = &no_prog;
 	else if (!prog->name && bpf_events__learn_prog(prog, NULL))
 		prog->name = strdup("");
-	memcpy(prog->tag, bpf->tag, BPF_TAG_SIZE);
+	memcpy(prog->tag, bpf->bpf.tag, BPF_TAG_SIZE);
 
 	known = hashmap__find(ev->links, bpf->link_id, NULL);
 	link = bpf_events__link(ev, bpf->link_id);
@@ -1295,17 +1320,24 @@ static void bpf_events__link_record(struct bpf_events *ev, union perf_event *eve
 		if (err) {
 			free(link->target);
 			link->target = NULL;
+			link->info_known = false;
 		}
 	}
+	/*
+	 * The link's own attach type if the kernel told it, else the record's:
+	 * the one its program was loaded with
+	 */
+	attach_type = link->info_known ? link->attach_type :
+		      perf_bpf_link__attach_type(bpf->link_type, bpf->attach_type);
 	/* what the record says, whatever the kernel says now */
-	link->prog_id = bpf->id;
+	link->prog_id = bpf->bpf.id;
 	link->type = bpf->link_type;
 
-	if (ev->show_links && bpf_events__wanted_task(ev, sample, &link->wanted) &&
+	if (ev->show_links && bpf_events__wanted_task(ev, sample, &link->wanted, !attach) &&
 	    bpf_events__wanted_prog(ev, prog)) {
-		ev->counts[bpf->type]++;
-		bpf_events__print(ev, sample, perf_bpf_event__name(bpf->type), prog, link,
-				  bpf->attach_type, gone);
+		ev->counts[bpf->bpf.type]++;
+		bpf_events__print(ev, sample, perf_bpf_event__name(bpf->bpf.type), prog, link,
+				  attach_type, gone);
 	}
 	if (link == &no_link)
 		free(no_link.target);
@@ -1313,25 +1345,31 @@ static void bpf_events__link_record(struct bpf_events *ev, union perf_event *eve
 		bpf_events__forget_link(ev, bpf->link_id);
 }
 
+/* A record of a type newer than this perf, or a link record without the link fields */
 static void bpf_events__unknown_record(struct bpf_events *ev, union perf_event *event,
 				       struct perf_sample *sample)
 {
 	struct bpf_out *out = &ev->out;
+	char tag[2 * BPF_TAG_SIZE + 1];
 
 	ev->counts[PERF_BPF_EVENT_MAX]++;
 	bpf_events__print_start(ev, sample, "unknown");
+	tag_str(event->bpf.tag, tag);
 	if (out->format == BPF_FORMAT_TEXT) {
-		fprintf(out->fp, " type %u flags %#x id %u\n", event->bpf.type,
-			event->bpf.flags, event->bpf.id);
+		fprintf(out->fp, " type %u flags %#x id %u tag %s size %u\n", event->bpf.type,
+			event->bpf.flags, event->bpf.id, tag, event->header.size);
 		return;
 	}
 	out_u64(out, "prog_id", event->bpf.id);
 	if (out->format == BPF_FORMAT_JSON) {
+		out_str(out, "prog_name", "");
+		out_str(out, "prog_type", "");
+		out_str(out, "prog_tag", tag);
 		out_u64(out, "bpf_event_type", event->bpf.type);
 	} else {
 		out_none(out, "prog_name");
 		out_none(out, "prog_type");
-		out_none(out, "prog_tag");
+		out_str(out, "prog_tag", tag);
 		out_none(out, "link_id");
 		out_none(out, "link_type");
 		out_none(out, "attach_type");
@@ -1340,6 +1378,13 @@ static void bpf_events__unknown_record(struct bpf_events *ev, union perf_event *
 		out_none(out, "lost");
 	}
 	out_end(out);
+}
+
+/* Whether a link record holds the link fields: its size counts the sample_id too */
+static bool bpf_events__has_link_fields(struct bpf_events *ev, union perf_event *event)
+{
+	return event->header.size >= PERF_RECORD_BPF_LINK_SIZE +
+				      evlist__id_hdr_size(ev->evlist);
 }
 
 static void bpf_events__bpf_record(struct bpf_events *ev, union perf_event *event,
@@ -1353,9 +1398,12 @@ static void bpf_events__bpf_record(struct bpf_events *ev, union perf_event *even
 		break;
 	case PERF_BPF_EVENT_LINK_ATTACH:
 	case PERF_BPF_EVENT_LINK_DETACH:
-		bpf_events__link_record(ev, event, sample,
-					event->bpf.type == PERF_BPF_EVENT_LINK_ATTACH);
-		break;
+		if (bpf_events__has_link_fields(ev, event)) {
+			bpf_events__link_record(ev, event, sample,
+						event->bpf.type == PERF_BPF_EVENT_LINK_ATTACH);
+			break;
+		}
+		fallthrough;
 	default:
 		/* from a kernel newer than this perf */
 		bpf_events__unknown_record(ev, event, sample);
@@ -1369,7 +1417,6 @@ static void bpf_events__lost(struct bpf_events *ev, union perf_event *event,
 	struct bpf_out *out = &ev->out;
 
 	ev->lost += event->lost.lost;
-	ev->lost_records++;
 	if (out->format == BPF_FORMAT_TEXT) {
 		fprintf(out->fp, "%6" PRIu64 ".%06" PRIu64 " [%03u] LOST %" PRIu64 " records\n",
 			sample->time / NSEC_PER_SEC, (sample->time % NSEC_PER_SEC) / NSEC_PER_USEC,
@@ -1434,6 +1481,7 @@ static int bpf_events__deliver(struct ordered_events *oe, struct ordered_event *
 
 	if (evlist__parse_sample(ev->evlist, event, &sample)) {
 		pr_debug("perf bpf: cannot parse a record of type %u\n", event->header.type);
+		ev->unparsed++;
 		return 0;
 	}
 	switch (event->header.type) {
@@ -1459,7 +1507,6 @@ static int bpf_events__deliver(struct ordered_events *oe, struct ordered_event *
 	return 0;
 }
 
-/* The side-band callback: every record read from the rings is queued in time order */
 /*
  * A load or attach record is delivered half a second after it is read, in
  * time order: ask the kernel about its program or link as soon as it is
@@ -1482,11 +1529,11 @@ static void bpf_events__read_record(struct bpf_events *ev, union perf_event *eve
 		}
 		bpf_prog_desc__delete(old_prog);
 	} else if (event->bpf.type == PERF_BPF_EVENT_LINK_ATTACH &&
-		   event->bpf.header.size >= PERF_RECORD_BPF_LINK_SIZE) {
+		   bpf_events__has_link_fields(ev, event)) {
 		link = zalloc(sizeof(*link));
 		if (!link)
 			return;
-		link->id = event->bpf.link_id;
+		link->id = event->bpf_link.link_id;
 		if (bpf_events__learn_link(ev, link) ||
 		    hashmap__set(ev->read_links, link->id, link, NULL, &old_link)) {
 			bpf_link_desc__delete(link);
@@ -1496,6 +1543,7 @@ static void bpf_events__read_record(struct bpf_events *ev, union perf_event *eve
 	}
 }
 
+/* The side-band callback: every record read from the rings is queued in time order */
 static int bpf_events__queue(union perf_event *event, void *data)
 {
 	struct bpf_events *ev = data;
@@ -1525,10 +1573,13 @@ static int bpf_events__read(struct bpf_events *ev)
 			continue;
 		while ((event = perf_mmap__read_event(&map->core)) != NULL) {
 			struct evsel *evsel = evlist__event2evsel(evlist, event);
+			int err;
 
-			if (evsel && evsel->side_band.cb &&
-			    evsel->side_band.cb(event, evsel->side_band.data))
-				ev->err = -ENOMEM;
+			if (evsel && evsel->side_band.cb) {
+				err = evsel->side_band.cb(event, evsel->side_band.data);
+				if (err && !ev->err)
+					ev->err = err;
+			}
 			perf_mmap__consume(&map->core);
 			n++;
 		}
@@ -1589,7 +1640,7 @@ static int bpf_events__open(struct bpf_events *ev, struct target *target)
 		pr_err("perf bpf events: cannot mmap the side-band rings: %s\n"
 		       "(try fewer pages with -m, or raise /proc/sys/kernel/perf_event_mlock_kb)\n",
 		       str_error_r(errno, msg, sizeof(msg)));
-		return -errno;
+		return errno ? -errno : -EINVAL;
 	}
 	return 0;
 }
@@ -1683,10 +1734,17 @@ static int bpf_events__loop(struct bpf_events *ev, bool workload)
 			if (timeout < 0 || left < timeout)
 				timeout = left;
 		}
+		/* a signal meanwhile: do not wait for the next record */
+		if (done)
+			break;
 		evlist__poll(ev->evlist, timeout);
 	}
 
-	/* what is in the rings now, and all that was queued */
+	/*
+	 * What is in the rings now, and all that was queued: room in the
+	 * rings first, for the records that tell of a loss
+	 */
+	bpf_events__read(ev);
 	bpf_events__flush_lost(ev);
 	evlist__disable(ev->evlist);
 	bpf_events__read(ev);
@@ -1732,11 +1790,7 @@ static void bpf_events__exit(struct bpf_events *ev)
 	struct hashmap_entry *cur;
 	size_t bkt;
 
-	if (ev->evlist) {
-		evlist__munmap(ev->evlist);
-		evlist__close(ev->evlist);
-		evlist__delete(ev->evlist);
-	}
+	evlist__delete(ev->evlist);
 	ordered_events__free(&ev->oe);
 	machine__exit(&ev->machine);
 	if (ev->progs) {
@@ -1840,8 +1894,6 @@ static int cmd_bpf_events(int argc, const char **argv)
 	int has_links, err;
 	char msg[BUFSIZ];
 
-	ev.self = getpid();
-
 	argc = parse_options(argc, argv, options, usage, PARSE_OPT_STOP_AT_NON_OPTION);
 	workload = argc > 0;
 	if (ev.type_str) {
@@ -1860,6 +1912,8 @@ static int cmd_bpf_events(int argc, const char **argv)
 	if (ev.duration > 0 && workload)
 		usage_with_options_msg(usage, options,
 				       "--duration and a command are mutually exclusive");
+	if (sep && ev.json)
+		usage_with_options_msg(usage, options, "-x and -j are mutually exclusive");
 
 	if (bpf_check_privileges("events", true))
 		return -1;
@@ -1897,13 +1951,15 @@ static int cmd_bpf_events(int argc, const char **argv)
 		goto out;
 
 	has_links = kernel_has_link_records(&ev.res);
-	if (!has_links && !ev.show_progs) {
+	if (has_links == 0 && !ev.show_progs) {
 		pr_err("perf bpf events: --type link: this kernel writes no link records\n");
 		err = -EOPNOTSUPP;
 		goto out;
 	}
-	if (!has_links && ev.show_links)
+	if (has_links == 0 && ev.show_links)
 		pr_warning("perf bpf events: this kernel writes no link records (PERF_BPF_EVENT_LINK_ATTACH): showing program records only\n");
+	if (has_links < 0 && ev.show_links)
+		pr_warning("perf bpf events: without the kernel's BTF, cannot tell whether it writes link records\n");
 
 	sigaction(SIGINT, &act, NULL);
 	sigaction(SIGTERM, &act, NULL);
@@ -1943,8 +1999,14 @@ static int cmd_bpf_events(int argc, const char **argv)
 		}
 	}
 	bpf_events__summary(&ev);
-	if (err == -ENOMEM)
-		pr_err("perf bpf events: out of memory\n");
+	if (ev.oe.nr_unordered_events)
+		pr_warning("perf bpf events: %u records were read too late to be shown in time order\n",
+			   ev.oe.nr_unordered_events);
+	if (ev.unparsed)
+		pr_warning("perf bpf events: %" PRIu64 " records could not be parsed\n",
+			   ev.unparsed);
+	if (err < 0 && err != -1)
+		pr_err("perf bpf events: %s\n", str_error_r(-err, msg, sizeof(msg)));
 out:
 	bpf_events__exit(&ev);
 	return err ? -1 : 0;
@@ -2254,6 +2316,8 @@ static int cmd_bpf_list(int argc, const char **argv)
 	argc = parse_options(argc, argv, options, usage, 0);
 	if (argc)
 		usage_with_options_msg(usage, options, "unexpected argument '%s'", argv[0]);
+	if (sep && json)
+		usage_with_options_msg(usage, options, "-x and -j are mutually exclusive");
 	if (bpf_check_privileges("list", false))
 		return -1;
 	err = bpf_out__setup(&out, sep, json, output_name, "list");

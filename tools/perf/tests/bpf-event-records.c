@@ -2,21 +2,24 @@
 /*
  * How perf script --show-bpf-events and perf report -D print
  * PERF_RECORD_BPF_EVENT records: program records as they always did,
- * link records by name with their fields, types perf does not know as
- * unknown, and link records too short for their fields without reading
- * past them.
+ * link records by name with their fields, the attach type of the kinds
+ * of link that have a single one whatever the record says, types perf
+ * does not know as unknown, and link records too small for their fields
+ * without reading past them.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/compiler.h>
 #include <linux/kernel.h>
+#include <linux/bpf.h>
 #include <linux/perf_event.h>
 #include "debug.h"
 #include "event.h"
 #include "tests.h"
 
-static int bpf_record_prints(u16 type, u16 size, const char *want)
+static int bpf_record_prints(u16 type, u16 size, u16 link_type, u16 attach_type,
+			     const char *want)
 {
 	union perf_event event;
 	char *buf = NULL;
@@ -26,14 +29,16 @@ static int bpf_record_prints(u16 type, u16 size, const char *want)
 
 	/* what lies past the record must not show */
 	memset(&event, 0xff, sizeof(event));
-	event.bpf = (struct perf_record_bpf_event) {
-		.header = { .type = PERF_RECORD_BPF_EVENT, .size = size },
-		.type = type,
-		.id = 42,
-		.tag = { 1, 2, 3, 4, 5, 6, 7, 8 },
+	event.bpf_link = (struct perf_record_bpf_link_event) {
+		.bpf = {
+			.header = { .type = PERF_RECORD_BPF_EVENT, .size = size },
+			.type = type,
+			.id = 42,
+			.tag = { 1, 2, 3, 4, 5, 6, 7, 8 },
+		},
 		.link_id = 7,
-		.link_type = 3,		/* BPF_LINK_TYPE_CGROUP */
-		.attach_type = 1,	/* BPF_CGROUP_INET_EGRESS */
+		.link_type = link_type,
+		.attach_type = attach_type,
 	};
 	if (size < PERF_RECORD_BPF_LINK_SIZE)
 		memset((void *)&event + size, 0xff, PERF_RECORD_BPF_LINK_SIZE - size);
@@ -57,33 +62,45 @@ static int test__bpf_event_records(struct test_suite *test __maybe_unused,
 	const u16 prog = PERF_RECORD_BPF_PROG_SIZE, link = PERF_RECORD_BPF_LINK_SIZE;
 	const char *short_link =
 		" type 3, flags 0, id 42, link_attach, record too short for the link fields\n";
-	const char *cgroup = "link_type 3, attach_type 1";
-	char want[256];
+	const u16 cg = BPF_LINK_TYPE_CGROUP, raw_tp = BPF_LINK_TYPE_RAW_TRACEPOINT;
+	char cgroup[64], raw[64], want[256];
 
+	snprintf(cgroup, sizeof(cgroup), "link_type %u, attach_type %u", cg,
+		 BPF_CGROUP_INET_EGRESS);
+	snprintf(raw, sizeof(raw), "link_type %u, attach_type %u", raw_tp, BPF_TRACE_RAW_TP);
 #ifdef HAVE_LIBBPF_SUPPORT
-	cgroup = "link_type cgroup, attach_type cgroup_inet_egress";
+	snprintf(cgroup, sizeof(cgroup), "link_type cgroup, attach_type cgroup_inet_egress");
+	snprintf(raw, sizeof(raw), "link_type raw_tracepoint, attach_type trace_raw_tp");
 #endif
 
-	if (bpf_record_prints(PERF_BPF_EVENT_PROG_LOAD, prog,
+	if (bpf_record_prints(PERF_BPF_EVENT_PROG_LOAD, prog, 0, 0,
 			      " type 1, flags 0, id 42\n") ||
-	    bpf_record_prints(PERF_BPF_EVENT_PROG_UNLOAD, prog + 16,
+	    bpf_record_prints(PERF_BPF_EVENT_PROG_UNLOAD, prog + 16, 0, 0,
 			      " type 2, flags 0, id 42\n"))
 		return TEST_FAIL;
 
 	snprintf(want, sizeof(want), " type 3, flags 0, id 42, link_attach, link_id 7, %s\n",
 		 cgroup);
-	if (bpf_record_prints(PERF_BPF_EVENT_LINK_ATTACH, link, want))
+	if (bpf_record_prints(PERF_BPF_EVENT_LINK_ATTACH, link, cg, BPF_CGROUP_INET_EGRESS,
+			      want))
 		return TEST_FAIL;
 	/* with a sample_id after the link fields */
 	snprintf(want, sizeof(want), " type 4, flags 0, id 42, link_detach, link_id 7, %s\n",
 		 cgroup);
-	if (bpf_record_prints(PERF_BPF_EVENT_LINK_DETACH, link + 24, want))
+	if (bpf_record_prints(PERF_BPF_EVENT_LINK_DETACH, link + 24, cg, BPF_CGROUP_INET_EGRESS,
+			      want))
+		return TEST_FAIL;
+	/* a raw_tp program is loaded without an attach type: 0 */
+	snprintf(want, sizeof(want), " type 3, flags 0, id 42, link_attach, link_id 7, %s\n",
+		 raw);
+	if (bpf_record_prints(PERF_BPF_EVENT_LINK_ATTACH, link, raw_tp, 0, want))
 		return TEST_FAIL;
 
-	if (bpf_record_prints(PERF_BPF_EVENT_LINK_ATTACH, prog, short_link) ||
-	    bpf_record_prints(PERF_BPF_EVENT_MAX + 3, link,
-			      " type 8, flags 0, id 42, unknown type\n") ||
-	    bpf_record_prints(PERF_BPF_EVENT_UNKNOWN, prog,
+	snprintf(want, sizeof(want), " type %u, flags 0, id 42, unknown type\n",
+		 PERF_BPF_EVENT_MAX + 3);
+	if (bpf_record_prints(PERF_BPF_EVENT_LINK_ATTACH, prog, cg, 0, short_link) ||
+	    bpf_record_prints(PERF_BPF_EVENT_MAX + 3, link, cg, 0, want) ||
+	    bpf_record_prints(PERF_BPF_EVENT_UNKNOWN, prog, 0, 0,
 			      " type 0, flags 0, id 42, unknown type\n"))
 		return TEST_FAIL;
 
