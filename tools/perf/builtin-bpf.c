@@ -160,7 +160,7 @@ struct bpf_events {
 	struct machine		machine;
 	struct hashmap		*progs;		/* id -> struct bpf_prog_desc * */
 	struct hashmap		*links;		/* id -> struct bpf_link_desc * */
-	struct hashmap		*ksyms;		/* task -> its BPF program's ksymbol */
+	struct hashmap		*ksyms;		/* task -> struct bpf_ksyms * */
 	/* what the kernel said when load and attach records were read */
 	struct hashmap		*read_progs;	/* id -> struct bpf_prog_desc * */
 	struct hashmap		*read_links;	/* id -> struct bpf_link_desc * */
@@ -220,6 +220,14 @@ static const char *enum_name(const char *name, u32 val, char *buf, size_t size)
 		return name;
 	snprintf(buf, size, "%u", val);
 	return buf;
+}
+
+/* An attach type's name, NULL if unknown (PERF_BPF_ATTACH_TYPE_UNKNOWN) */
+static const char *attach_type_name(u32 attach_type, char *buf, size_t size)
+{
+	if (attach_type == PERF_BPF_ATTACH_TYPE_UNKNOWN)
+		return NULL;
+	return enum_name(libbpf_bpf_attach_type_str(attach_type), attach_type, buf, size);
 }
 
 static void tag_str(const u8 *tag, char *buf)
@@ -821,7 +829,8 @@ static int bpf_link_desc__fill(struct bpf_link_desc *link, int fd, struct bpf_re
 	link->id = info.id;
 	link->prog_id = info.prog_id;
 	link->type = info.type;
-	link->attach_type = bpf_link_info__attach_type(&info);
+	link->attach_type = perf_bpf_link__attach_type(info.type,
+						       bpf_link_info__attach_type(&info));
 	link->cgroup_id = 0;
 	link->ifindex = 0;
 	link->netns_ino = 0;
@@ -912,8 +921,7 @@ static void out_link_fields(struct bpf_out *out, const struct bpf_link_desc *lin
 	out_u64(out, "link_id", link->id);
 	out_str(out, "link_type", enum_name(libbpf_bpf_link_type_str(link->type),
 					    link->type, buf, sizeof(buf)));
-	out_str(out, "attach_type", enum_name(libbpf_bpf_attach_type_str(attach_type),
-					      attach_type, buf, sizeof(buf)));
+	out_str(out, "attach_type", attach_type_name(attach_type, buf, sizeof(buf)) ?: "");
 	out_str(out, "target", link->target ?: "");
 	/* the numbers behind a target, when it is known */
 	if (out->format != BPF_FORMAT_JSON || !link->target)
@@ -1151,8 +1159,7 @@ static void bpf_events__print(struct bpf_events *ev, struct perf_sample *sample,
 			fprintf(out->fp, "  link %u %s %s %s", link->id,
 				enum_name(libbpf_bpf_link_type_str(link->type), link->type,
 					  buf[0], sizeof(buf[0])),
-				enum_name(libbpf_bpf_attach_type_str(attach_type), attach_type,
-					  buf[1], sizeof(buf[1])),
+				attach_type_name(attach_type, buf[1], sizeof(buf[1])) ?: "-",
 				link->target && *link->target ? link->target : "-");
 		}
 		fprintf(out->fp, "%s\n", gone ? " (gone)" : "");
@@ -1184,57 +1191,98 @@ static bool bpf_events__wanted_prog(struct bpf_events *ev, const struct bpf_prog
 
 /*
  * The kernel writes a PERF_RECORD_KSYMBOL named bpf_prog_<tag>[_<name>]
- * for each function of a program, the program's own first, just before
- * its load and its unload record, as the same task.  Keep
- * the first one of each task (the CPU's for interrupts, where the task is
- * 0) until the program record with that tag takes it.
+ * for each function of a program, the program's own first, then one per
+ * subprogram (each with a tag of its own), just before its load and its
+ * unload record, as the same task.  Keep the ksymbols of each task (of
+ * the CPU for interrupts, where the task is 0) until its next BPF record,
+ * which takes the name of the one with its tag.
  */
-#define BPF_KSYM_PREFIX_LEN	(sizeof("bpf_prog_") - 1 + 2 * BPF_TAG_SIZE)
+#define BPF_KSYM_TAG_OFF	(sizeof("bpf_prog_") - 1)
+#define BPF_KSYM_PREFIX_LEN	(BPF_KSYM_TAG_OFF + 2 * BPF_TAG_SIZE)
+#define BPF_KSYMS_MAX		(64 * KSYM_NAME_LEN)
 
-static long bpf_events__ksym_key(struct perf_sample *sample)
+struct bpf_ksyms {
+	char			*names;		/* one after another, each with its '\0' */
+	size_t			len;
+};
+
+static void bpf_ksyms__delete(struct bpf_ksyms *ks)
+{
+	if (ks) {
+		free(ks->names);
+		free(ks);
+	}
+}
+
+static void bpf_events__forget_ksyms(struct bpf_events *ev)
+{
+	struct hashmap_entry *cur, *tmp;
+	size_t bkt;
+
+	hashmap__for_each_entry_safe(ev->ksyms, cur, tmp, bkt) {
+		bpf_ksyms__delete(cur->pvalue);
+		hashmap__delete(ev->ksyms, cur->key, NULL, NULL);
+	}
+}
+
+static long bpf_events__ksym_key(const struct perf_sample *sample)
 {
 	return sample->tid ? (long)sample->tid : -1L - sample->cpu;
 }
 
-/* The program name of the ksymbol kept for this task if its tag is @tag */
-static char *bpf_events__take_ksym(struct bpf_events *ev, struct perf_sample *sample,
+/* The program name of the ksymbol with tag @tag this task wrote, if any */
+static char *bpf_events__take_ksym(struct bpf_events *ev, const struct perf_sample *sample,
 				   const u8 *tag)
 {
-	char *ksym = NULL, hex[2 * BPF_TAG_SIZE + 1], *name;
+	struct bpf_ksyms *ks = NULL;
+	char hex[2 * BPF_TAG_SIZE + 1], *name = NULL;
+	const char *ksym;
+	size_t off;
 
-	if (!hashmap__delete(ev->ksyms, bpf_events__ksym_key(sample), NULL, &ksym))
+	if (!hashmap__delete(ev->ksyms, bpf_events__ksym_key(sample), NULL, &ks))
 		return NULL;
 	tag_str(tag, hex);
-	if (strncmp(ksym + sizeof("bpf_prog_") - 1, hex, 2 * BPF_TAG_SIZE)) {
-		free(ksym);
-		return NULL;
+	for (off = 0; off < ks->len; off += strlen(ksym) + 1) {
+		ksym = ks->names + off;
+		if (strncmp(ksym + BPF_KSYM_TAG_OFF, hex, 2 * BPF_TAG_SIZE))
+			continue;
+		ksym += BPF_KSYM_PREFIX_LEN;
+		name = strdup(*ksym == '_' ? ksym + 1 : ksym);
+		break;
 	}
-	name = ksym + BPF_KSYM_PREFIX_LEN;
-	if (*name == '_')
-		name++;
-	memmove(ksym, name, strlen(name) + 1);
-	return ksym;
+	bpf_ksyms__delete(ks);
+	return name;
 }
 
 static void bpf_events__ksymbol(struct bpf_events *ev, union perf_event *event,
 				struct perf_sample *sample)
 {
-	const char *name = event->ksymbol.name, *kept;
+	const char *name = event->ksymbol.name;
 	long key = bpf_events__ksym_key(sample);
-	char *copy, *old = NULL;
+	struct bpf_ksyms *ks;
+	size_t len;
+	char *more;
 
-	/* bpf_prog_<tag>[_<name>]: the program's own, not trampolines */
+	/* bpf_prog_<tag>[_<name>]: programs, not trampolines */
 	if (event->ksymbol.ksym_type != PERF_RECORD_KSYMBOL_TYPE_BPF ||
 	    !strstarts(name, "bpf_prog_") || strlen(name) < BPF_KSYM_PREFIX_LEN)
 		return;
-	/* the program's other functions: same tag; a new tag is a new program */
-	if (hashmap__find(ev->ksyms, key, &kept) &&
-	    !strncmp(kept, name, BPF_KSYM_PREFIX_LEN))
+	if (!hashmap__find(ev->ksyms, key, &ks)) {
+		ks = zalloc(sizeof(*ks));
+		if (!ks || hashmap__add(ev->ksyms, key, ks)) {
+			free(ks);
+			return;
+		}
+	}
+	len = strlen(name) + 1;
+	if (ks->len + len > BPF_KSYMS_MAX)
 		return;
-	copy = strdup(name);
-	if (!copy || hashmap__set(ev->ksyms, key, copy, NULL, &old))
-		free(copy);
-	free(old);
+	more = realloc(ks->names, ks->len + len);
+	if (!more)
+		return;
+	memcpy(more + ks->len, name, len);
+	ks->names = more;
+	ks->len += len;
 }
 
 static void bpf_events__prog_record(struct bpf_events *ev, union perf_event *event,
@@ -1287,6 +1335,21 @@ static void bpf_events__prog_record(struct bpf_events *ev, union perf_event *eve
 		bpf_events__forget_prog(ev, bpf->id);
 }
 
+/* The kinds of link whose records carry their own attach type */
+static bool bpf_link__record_exact(u32 link_type)
+{
+	switch (link_type) {
+	case BPF_LINK_TYPE_TRACING:
+	case BPF_LINK_TYPE_ITER:
+	case BPF_LINK_TYPE_KPROBE_MULTI:
+	case BPF_LINK_TYPE_UPROBE_MULTI:
+	case BPF_LINK_TYPE_NETFILTER:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static void bpf_events__link_record(struct bpf_events *ev, union perf_event *event,
 				    struct perf_sample *sample, bool attach)
 {
@@ -1324,11 +1387,13 @@ static void bpf_events__link_record(struct bpf_events *ev, union perf_event *eve
 		}
 	}
 	/*
-	 * The link's own attach type if the kernel told it, else the record's:
-	 * the one its program was loaded with
+	 * The record's attach type is the link's where the kernel makes it
+	 * the program's; for the others, the link's own when the kernel told
+	 * it.  kprobe_multi links: only the record tells a session.
 	 */
-	attach_type = link->info_known ? link->attach_type :
-		      perf_bpf_link__attach_type(bpf->link_type, bpf->attach_type);
+	attach_type = perf_bpf_link__attach_type(bpf->link_type, bpf->attach_type);
+	if (link->info_known && !bpf_link__record_exact(bpf->link_type))
+		attach_type = link->attach_type;
 	/* what the record says, whatever the kernel says now */
 	link->prog_id = bpf->bpf.id;
 	link->type = bpf->link_type;
@@ -1417,6 +1482,8 @@ static void bpf_events__lost(struct bpf_events *ev, union perf_event *event,
 	struct bpf_out *out = &ev->out;
 
 	ev->lost += event->lost.lost;
+	/* the program records of ksymbols kept may be among those lost */
+	bpf_events__forget_ksyms(ev);
 	if (out->format == BPF_FORMAT_TEXT) {
 		fprintf(out->fp, "%6" PRIu64 ".%06" PRIu64 " [%03u] LOST %" PRIu64 " records\n",
 			sample->time / NSEC_PER_SEC, (sample->time % NSEC_PER_SEC) / NSEC_PER_USEC,
@@ -1689,6 +1756,8 @@ out:
 	CPU_FREE(old);
 }
 
+static void bpf_events__want_held(struct bpf_events *ev);
+
 /* Until SIGINT, the workload's end or the duration: read, order, print */
 static int bpf_events__loop(struct bpf_events *ev, bool workload)
 {
@@ -1700,6 +1769,8 @@ static int bpf_events__loop(struct bpf_events *ev, bool workload)
 
 	evlist__enable(ev->evlist);
 	bpf_events__snapshot(ev);
+	if (ev->pids)
+		bpf_events__want_held(ev);
 	pr_debug("perf bpf events: reading the records of %d CPUs\n",
 		 perf_cpu_map__nr(ev->evlist->core.all_cpus));
 	if (workload)
@@ -1737,6 +1808,9 @@ static int bpf_events__loop(struct bpf_events *ev, bool workload)
 		/* a signal meanwhile: do not wait for the next record */
 		if (done)
 			break;
+		/* nor wait long for one, should a signal come just now */
+		if (timeout < 0 || timeout > 1000)
+			timeout = 1000;
 		evlist__poll(ev->evlist, timeout);
 	}
 
@@ -1805,7 +1879,7 @@ static void bpf_events__exit(struct bpf_events *ev)
 	}
 	if (ev->ksyms) {
 		hashmap__for_each_entry(ev->ksyms, cur, bkt)
-			free(cur->pvalue);
+			bpf_ksyms__delete(cur->pvalue);
 		hashmap__free(ev->ksyms);
 	}
 	if (ev->read_progs) {
@@ -1914,9 +1988,17 @@ static int cmd_bpf_events(int argc, const char **argv)
 				       "--duration and a command are mutually exclusive");
 	if (sep && ev.json)
 		usage_with_options_msg(usage, options, "-x and -j are mutually exclusive");
+	if (ev.pid_str) {
+		ev.pids = intlist__new(ev.pid_str);
+		if (!ev.pids)
+			usage_with_options_msg(usage, options, "-p takes process ids, not '%s'",
+					       ev.pid_str);
+	}
 
-	if (bpf_check_privileges("events", true))
+	if (bpf_check_privileges("events", true)) {
+		intlist__delete(ev.pids);
 		return -1;
+	}
 
 	/* from here on, bpf_events__exit() undoes what was done */
 	ordered_events__init(&ev.oe, bpf_events__deliver, &ev);
@@ -1938,14 +2020,6 @@ static int cmd_bpf_events(int argc, const char **argv)
 	ev.read_links = id_map();
 	if (!ev.progs || !ev.links || !ev.ksyms || !ev.read_progs || !ev.read_links)
 		goto out;
-	if (ev.pid_str) {
-		ev.pids = intlist__new(ev.pid_str);
-		if (!ev.pids) {
-			pr_err("perf bpf events: -p takes process ids, not '%s'\n", ev.pid_str);
-			err = -EINVAL;
-			goto out;
-		}
-	}
 	err = bpf_events__open(&ev, &target);
 	if (err)
 		goto out;
@@ -2079,13 +2153,65 @@ static u64 fdinfo_u64(int dirfd, const char *fd, const char *key)
 	return val;
 }
 
-/* Every process but this one, through the BPF fds /proc shows it holds */
-static void bpf_owner_maps__scan(struct bpf_owner_maps *maps)
+/* Process @pid, through the BPF fds /proc shows it holds */
+static void bpf_owner_maps__scan_pid(struct bpf_owner_maps *maps, pid_t pid)
 {
 	char path[64], link[64], comm[32];
-	struct dirent *pd, *fd;
-	DIR *proc, *fds;
+	struct dirent *fd;
+	DIR *fds;
 	int info;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	fds = opendir(path);
+	if (!fds)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo", pid);
+	info = open(path, O_RDONLY | O_DIRECTORY);
+	comm[0] = '\0';
+	while (info >= 0 && (fd = readdir(fds)) != NULL) {
+		struct hashmap *map;
+		const char *key;
+		ssize_t n;
+		u32 id;
+
+		n = readlinkat(dirfd(fds), fd->d_name, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = '\0';
+		if (!strcmp(link, "anon_inode:bpf-prog")) {
+			map = maps->progs;
+			key = "prog_id:";
+		} else if (!strcmp(link, "anon_inode:bpf_link")) {
+			map = maps->links;
+			key = "link_id:";
+		} else {
+			continue;
+		}
+		id = fdinfo_u64(info, fd->d_name, key);
+		if (!id)
+			continue;
+		if (!comm[0]) {
+			char *s = NULL;
+			size_t size;
+
+			snprintf(path, sizeof(path), "%d/comm", pid);
+			if (!procfs__read_str(path, &s, &size) && size)
+				s[size - 1] = '\0';
+			snprintf(comm, sizeof(comm), "%s", s ?: "");
+			free(s);
+		}
+		bpf_owners__add(map, id, pid, comm);
+	}
+	if (info >= 0)
+		close(info);
+	closedir(fds);
+}
+
+/* Every process but this one */
+static void bpf_owner_maps__scan(struct bpf_owner_maps *maps)
+{
+	struct dirent *pd;
+	DIR *proc;
 	pid_t pid;
 
 	proc = opendir("/proc");
@@ -2093,52 +2219,8 @@ static void bpf_owner_maps__scan(struct bpf_owner_maps *maps)
 		return;
 	while ((pd = readdir(proc)) != NULL) {
 		pid = strtol(pd->d_name, NULL, 10);
-		if (pid <= 0 || pid == getpid())
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-		fds = opendir(path);
-		if (!fds)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/fdinfo", pid);
-		info = open(path, O_RDONLY | O_DIRECTORY);
-		comm[0] = '\0';
-		while (info >= 0 && (fd = readdir(fds)) != NULL) {
-			struct hashmap *map;
-			const char *key;
-			ssize_t n;
-			u32 id;
-
-			n = readlinkat(dirfd(fds), fd->d_name, link, sizeof(link) - 1);
-			if (n < 0)
-				continue;
-			link[n] = '\0';
-			if (!strcmp(link, "anon_inode:bpf-prog")) {
-				map = maps->progs;
-				key = "prog_id:";
-			} else if (!strcmp(link, "anon_inode:bpf_link")) {
-				map = maps->links;
-				key = "link_id:";
-			} else {
-				continue;
-			}
-			id = fdinfo_u64(info, fd->d_name, key);
-			if (!id)
-				continue;
-			if (!comm[0]) {
-				char *s = NULL;
-				size_t size;
-
-				snprintf(path, sizeof(path), "%d/comm", pid);
-				if (!procfs__read_str(path, &s, &size) && size)
-					s[size - 1] = '\0';
-				snprintf(comm, sizeof(comm), "%s", s ?: "");
-				free(s);
-			}
-			bpf_owners__add(map, id, pid, comm);
-		}
-		if (info >= 0)
-			close(info);
-		closedir(fds);
+		if (pid > 0 && pid != getpid())
+			bpf_owner_maps__scan_pid(maps, pid);
 	}
 	closedir(proc);
 }
@@ -2157,6 +2239,39 @@ static void bpf_owner_map__free(struct hashmap *map)
 		free(owners);
 	}
 	hashmap__free(map);
+}
+
+/*
+ * -p: the programs and links these processes hold when perf bpf events
+ * starts are theirs, and so are their unloads and detaches, whoever causes
+ * them.
+ */
+static void bpf_events__want_held(struct bpf_events *ev)
+{
+	struct bpf_owner_maps held = { .progs = id_map(), .links = id_map(), };
+	struct bpf_prog_desc *prog;
+	struct bpf_link_desc *link;
+	struct hashmap_entry *cur;
+	struct int_node *node;
+	size_t bkt;
+
+	if (held.progs && held.links) {
+		intlist__for_each_entry(node, ev->pids)
+			bpf_owner_maps__scan_pid(&held, node->i);
+		hashmap__for_each_entry(held.progs, cur, bkt) {
+			if (hashmap__find(ev->progs, cur->key, &prog))
+				prog->wanted = true;
+		}
+		hashmap__for_each_entry(held.links, cur, bkt) {
+			if (!hashmap__find(ev->links, cur->key, &link))
+				continue;
+			link->wanted = true;
+			if (hashmap__find(ev->progs, link->prog_id, &prog))
+				prog->wanted = true;
+		}
+	}
+	bpf_owner_map__free(held.progs);
+	bpf_owner_map__free(held.links);
 }
 
 static struct bpf_owners *bpf_owners__find(struct hashmap *map, u32 id)

@@ -3,9 +3,9 @@
  * How perf script --show-bpf-events and perf report -D print
  * PERF_RECORD_BPF_EVENT records: program records as they always did,
  * link records by name with their fields, the attach type of the kinds
- * of link that have a single one whatever the record says, types perf
- * does not know as unknown, and link records too small for their fields
- * without reading past them.
+ * of link that have a single one whatever the record says and as unknown
+ * one a kind cannot have, types perf does not know as unknown, and link
+ * records smaller than the link fields without reading past them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,12 +63,14 @@ static int test__bpf_event_records(struct test_suite *test __maybe_unused,
 	const char *short_link =
 		" type 3, flags 0, id 42, link_attach, record too short for the link fields\n";
 	const u16 cg = BPF_LINK_TYPE_CGROUP, raw_tp = BPF_LINK_TYPE_RAW_TRACEPOINT;
-	char cgroup[64], raw[64], want[256];
+	char cgroup[64], raw[64], tcx[16], want[256];
 
 	snprintf(cgroup, sizeof(cgroup), "link_type %u, attach_type %u", cg,
 		 BPF_CGROUP_INET_EGRESS);
 	snprintf(raw, sizeof(raw), "link_type %u, attach_type %u", raw_tp, BPF_TRACE_RAW_TP);
+	snprintf(tcx, sizeof(tcx), "%u", BPF_LINK_TYPE_TCX);
 #ifdef HAVE_LIBBPF_SUPPORT
+	snprintf(tcx, sizeof(tcx), "tcx");
 	snprintf(cgroup, sizeof(cgroup), "link_type cgroup, attach_type cgroup_inet_egress");
 	snprintf(raw, sizeof(raw), "link_type raw_tracepoint, attach_type trace_raw_tp");
 #endif
@@ -94,6 +96,13 @@ static int test__bpf_event_records(struct test_suite *test __maybe_unused,
 	snprintf(want, sizeof(want), " type 3, flags 0, id 42, link_attach, link_id 7, %s\n",
 		 raw);
 	if (bpf_record_prints(PERF_BPF_EVENT_LINK_ATTACH, link, raw_tp, 0, want))
+		return TEST_FAIL;
+
+	/* a tc program is loaded without an attach type: 0 is no tcx hook */
+	snprintf(want, sizeof(want),
+		 " type 4, flags 0, id 42, link_detach, link_id 7, link_type %s, attach_type unknown\n",
+		 tcx);
+	if (bpf_record_prints(PERF_BPF_EVENT_LINK_DETACH, link, BPF_LINK_TYPE_TCX, 0, want))
 		return TEST_FAIL;
 
 	snprintf(want, sizeof(want), " type %u, flags 0, id 42, unknown type\n",
