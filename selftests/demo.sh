@@ -136,6 +136,7 @@ links_ready() {
 all_unloaded() {
 	local p
 
+	gone "$events" && fail "perf bpf events ended: $(cat "$work/events.err")"
 	for p in $(awk '$1 == "prog" { print $3 }' "$work/links"); do
 		grep -Eq " prog_unload +prog $p " "$work/events" || return 1
 	done
@@ -276,16 +277,19 @@ grep -Eq '^ +[0-9.]+% +bpftool *$' "$work/report" ||
 	fail "no samples of bpftool in the report"
 
 step "perf bpf events and perf bpf list: BPF programs and links as they come and go"
+# the attach type of each kind of link the workload makes
+declare -A attach=([cgroup]=cgroup_inet_egress [raw_tp]=trace_raw_tp [fentry]=trace_fentry
+		   [perf_event]=perf_event [xdp]=xdp)
 cgroot=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 [ -n "$cgroot" ] || fail "cgroup2 is not mounted"
+mkdir "$cgroot/perf_demo_$$" || fail "cannot make $cgroot/perf_demo_$$"
 cgroup=$cgroot/perf_demo_$$
-mkdir "$cgroup" || fail "cannot make $cgroup"
 # -v: it says when it reads the records, and from then on misses none
 perf bpf events -a -v -o "$work/events" 2>"$work/events.err" &
 events=$!
 wait_for 120 "start of perf bpf events" events_reading
 # The workload loads and attaches, then waits for a line from the demo.
-mkfifo "$work/go"
+mkfifo "$work/go" || fail "cannot make a fifo in $work"
 exec 8<>"$work/go"
 perf test -w bpf_links links "$cgroup" <"$work/go" >"$work/links" 2>"$work/links.err" 8>&- &
 links=$!
@@ -297,18 +301,27 @@ echo "--- perf bpf list: each program with its links and their targets"
 perf bpf list >"$work/list" 2>"$work/list.err" ||
 	fail "perf bpf list failed: $(cat "$work/list.err")"
 cat "$work/list"
-# every program of the workload, with its one link, held by the workload
-awk '$1 == "link" { print $3, $4 }' "$work/links" >"$work/link-ids"
+# every program of the workload, with its one link of the attach type
+# of its kind, both held by the workload (perf bpf events may hold them
+# too for a moment)
+awk '$1 == "link" { print $3, $4, $2 }' "$work/links" >"$work/link-ids"
 [ "$(wc -l <"$work/link-ids")" = 5 ] ||
 	fail "want 5 links from the workload: $(cat "$work/links")"
-while read -r l p; do
+while read -r l p kind; do
 	name=$(awk -v p="$p" '$1 == "prog" && $3 == p { print $4 }' "$work/links")
-	awk -v p="$p" -v n="$name" -v l="$l" -v w="perf($links)" '
+	awk -v p="$p" -v n="$name" -v l="$l" -v w="perf($links)" -v a="${attach[$kind]}" '
+		function holds(from,  i) {
+			for (i = from; i <= NF; i++)
+				if ($i == w)
+					return 1
+			return 0
+		}
 		$1 == "prog" { mine = $2 == p && $3 == n }
-		mine && $1 == "pids" && $2 == w { held++ }
-		mine && $1 == "link" && $2 == l && $NF == w { linked++ }
+		mine && $1 == "pids" && holds(2) { held++ }
+		mine && $1 == "link" && $2 == l && $4 == a && holds(5) { linked++ }
 		END { exit !(held == 1 && linked == 1) }' "$work/list" ||
-		fail "want program $p ($name) held by perf($links), with link $l, in perf bpf list"
+		fail "want program $p ($name) held by perf($links), with link $l" \
+			"(attach type ${attach[$kind]}), in perf bpf list"
 done <"$work/link-ids"
 
 echo "--- the workload detaches, closes and unloads; perf bpf events shows it all"
@@ -327,12 +340,13 @@ grep '^\[ perf bpf events:' "$work/events.err" ||
 	fail "perf bpf events printed no summary: $(cat "$work/events.err")"
 grep -q ' 0 lost \]$' "$work/events.err" ||
 	fail "perf bpf events lost records: $(cat "$work/events.err")"
-# one line for each event of each program and link, naming the program
-while read -r l p; do
+# one line for each event of each program and link, naming the program,
+# and the link's attach type
+while read -r l p kind; do
 	name=$(awk -v p="$p" '$1 == "prog" && $3 == p { print $4 }' "$work/links")
 	for want in "prog_load +prog $p $name " "prog_unload +prog $p $name " \
-		    "link_attach +prog $p $name .* link $l " \
-		    "link_detach +prog $p $name .* link $l "; do
+		    "link_attach +prog $p $name .* link $l [a-z_]+ ${attach[$kind]} " \
+		    "link_detach +prog $p $name .* link $l [a-z_]+ ${attach[$kind]} "; do
 		[ "$(grep -Ec " $want" "$work/events")" = 1 ] ||
 			fail "want one line matching '$want' from perf bpf events"
 	done
