@@ -96,9 +96,11 @@ missing() {
 none_missing() {
 	[ -z "$(missing)" ]
 }
-pbt_wait 60 none_missing ||
+if ! pbt_wait 60 none_missing; then
+	pbt_events_stop events
 	pbt_fail "60 s after the workloads ended, perf bpf events has not shown:" \
-		"$(missing | tr '\n' ';')"
+		"$(missing | tr '\n' ';') $(cat "$tmp/events.err")"
+fi
 pbt_events_stop events
 pbt_summary events
 grep -q ' 0 lost \]$' "$tmp/events.err" ||

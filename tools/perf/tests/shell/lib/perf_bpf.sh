@@ -34,6 +34,10 @@ pbt_cleanup() {
 		pbt_stats_old=
 	fi
 	[ -z "$pbt_cgroup_dir" ] || [ ! -d "$pbt_cgroup_dir" ] || rmdir "$pbt_cgroup_dir"
+	# PBT_KEEP=DIR: keep the test's files in DIR, to look at after
+	if [ -n "${PBT_KEEP:-}" ] && mkdir -p "$PBT_KEEP/${pbt_tmp##*/}"; then
+		find "$pbt_tmp" -maxdepth 1 -type f -exec cp -t "$PBT_KEEP/${pbt_tmp##*/}" {} +
+	fi
 	rm -rf "$pbt_tmp"
 }
 trap pbt_cleanup EXIT
