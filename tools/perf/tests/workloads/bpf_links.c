@@ -100,8 +100,8 @@ static int bpf_links_load(const char *name, enum bpf_prog_type type,
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = ret },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	size_t skip = map_fd < 0 ? 2 : 0;
 	LIBBPF_OPTS(bpf_prog_load_opts, opts);
+	size_t skip = map_fd < 0 ? 2 : 0;
 
 	opts.expected_attach_type = attach_type;
 	opts.attach_btf_id = btf_id;
