@@ -11,6 +11,7 @@
 # time perf bpf events took per 1000 records.  A benchmark, not a test:
 # it fails only if the VM run fails.
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR/../.. source=mk/common.sh
 . "$TOP/mk/common.sh"
 
 out=$BUILD_DIR/results/bench-perf-bpf-$(date +%Y%m%d-%H%M%S)

@@ -5,13 +5,15 @@
 # Bad options and arguments give the usage or an error naming what is
 # wrong, and a non-zero exit; so does a user without CAP_SYS_ADMIN, with
 # a message naming the capabilities missing; a command that cannot run
-# and an output file that cannot be written too.
+# and an output file that cannot be written too.  --type link fails on a
+# kernel that writes no link records, saying so, and works on one that
+# does.
 
 set -u
 # shellcheck source=lib/perf_bpf.sh
 . "$(dirname "$0")"/lib/perf_bpf.sh
 
-pbt_require
+pbt_require bpftool
 tmp=$(pbt_dir)
 
 # expect_error WHAT PATTERN COMMAND...: must fail, saying PATTERN.
@@ -30,6 +32,8 @@ expect_error() {
 expect_error "no subcommand" "Usage: perf bpf events" perf bpf
 expect_error "unknown subcommand" "unknown subcommand 'bogus'" perf bpf bogus
 expect_error "unknown option" "unknown option" perf bpf events --bogus
+expect_error "unknown option: usage" "Usage: perf bpf events" perf bpf events --bogus
+expect_error "list: unknown option: usage" "Usage: perf bpf list" perf bpf list --bogus
 expect_error "bad --type" "--type takes prog or link, not 'maps'" perf bpf events --type maps
 expect_error "bad --duration" "--duration takes a number of seconds, not 'soon'" \
 	perf bpf events --duration soon
@@ -49,6 +53,19 @@ expect_error "unwritable output" "cannot open $tmp/no/such/file" \
 expect_error "command not found" "cannot run '$tmp/no-such-command'" \
 	perf bpf events -- "$tmp/no-such-command"
 
+if pbt_link_records; then
+	perf bpf events --type link --duration 1 -o "$tmp/type.out" 2>"$tmp/type.err" ||
+		pbt_fail "--type link, on a kernel with link records: exit $?, want 0:" \
+			"$(cat "$tmp/type.err")"
+	! grep -q 'no link records' "$tmp/type.err" ||
+		pbt_fail "--type link, on a kernel with link records: $(cat "$tmp/type.err")"
+	echo "--type link: works, the kernel writes link records"
+else
+	expect_error "--type link, no link records" \
+		"--type link: this kernel writes no link records" \
+		perf bpf events --type link --duration 1
+fi
+
 if command -v setpriv >/dev/null; then
 	expect_error "not root: events" "lacks CAP_SYS_ADMIN and CAP_PERFMON" \
 		setpriv --reuid=65534 --regid=65534 --clear-groups perf bpf events --duration 1
@@ -59,4 +76,4 @@ if command -v setpriv >/dev/null; then
 else
 	echo "setpriv not found: privileges not checked"
 fi
-exit 0
+pbt_end

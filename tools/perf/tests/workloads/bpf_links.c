@@ -7,10 +7,15 @@
  *	CGROUP's egress, raw_tp on sched_process_exec, fentry on FUNC (by
  *	default the first of bpf_fentry_test1, do_nanosleep that the
  *	kernel's BTF has), perf_event on a cpu-clock event of this process
- *	and xdp on lo.  Print "prog KIND ID NAME" and "link KIND ID PROG_ID
- *	TARGET" lines, then "ready", and wait for a line (or the end) on
- *	stdin.  Then detach the cgroup and xdp links with BPF_LINK_DETACH,
- *	close every link ("detached"), close the programs ("unloaded").
+ *	and xdp on lo.  The raw_tp program uses an array map, pbt_map.  The
+ *	raw_tp, perf_event and xdp programs are loaded with no expected
+ *	attach type (0), as libbpf loads raw_tp and perf_event programs and
+ *	as loaders that set none load xdp ones; the link gives the attach
+ *	type.  Print "prog KIND ID NAME", "map KIND ID" and "link KIND ID
+ *	PROG_ID TARGET" lines, then "ready", and wait for a line (or the
+ *	end) on stdin.  Then detach the cgroup and xdp links with
+ *	BPF_LINK_DETACH, close every link ("detached"), close the programs
+ *	and the map ("unloaded").
  *
  *   perf test -w bpf_links short N
  *	Load and close a program named pbt_short N times; print
@@ -50,25 +55,30 @@ struct bpf_links_prog {
 	const char		*kind;
 	const char		*name;
 	enum bpf_prog_type	type;
-	enum bpf_attach_type	attach_type;	/* expected at load, used at attach */
+	enum bpf_attach_type	load_type;	/* expected attach type at load */
+	enum bpf_attach_type	attach_type;	/* the link's */
 	int			ret;		/* what the program returns */
+	bool			map;		/* uses the array map */
 	int			fd;
 	int			link_fd;
 	bool			detach;		/* BPF_LINK_DETACH before close */
 	char			target[64];
 };
 
-#define BPF_LINKS_PROG(_kind, _type, _attach_type, _ret, _detach) {	\
-	.kind = #_kind, .name = "pbt_" #_kind, .type = _type,	\
-	.attach_type = _attach_type, .ret = _ret, .detach = _detach,	\
+#define BPF_LINKS_PROG(_kind, _type, _load_type, _attach_type, _ret, _map, _detach) { \
+	.kind = #_kind, .name = "pbt_" #_kind, .type = _type,			\
+	.load_type = _load_type, .attach_type = _attach_type, .ret = _ret,	\
+	.map = _map, .detach = _detach,						\
 }
 
 static struct bpf_links_prog bpf_links_progs[] = {
-	BPF_LINKS_PROG(cgroup, BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_EGRESS, 1, true),
-	BPF_LINKS_PROG(raw_tp, BPF_PROG_TYPE_RAW_TRACEPOINT, 0, 0, false),
-	BPF_LINKS_PROG(fentry, BPF_PROG_TYPE_TRACING, BPF_TRACE_FENTRY, 0, false),
-	BPF_LINKS_PROG(perf_event, BPF_PROG_TYPE_PERF_EVENT, BPF_PERF_EVENT, 0, false),
-	BPF_LINKS_PROG(xdp, BPF_PROG_TYPE_XDP, BPF_XDP, XDP_PASS, true),
+	BPF_LINKS_PROG(cgroup, BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_EGRESS,
+		       BPF_CGROUP_INET_EGRESS, 1, false, true),
+	BPF_LINKS_PROG(raw_tp, BPF_PROG_TYPE_RAW_TRACEPOINT, 0, BPF_TRACE_RAW_TP, 0, true, false),
+	BPF_LINKS_PROG(fentry, BPF_PROG_TYPE_TRACING, BPF_TRACE_FENTRY, BPF_TRACE_FENTRY, 0,
+		       false, false),
+	BPF_LINKS_PROG(perf_event, BPF_PROG_TYPE_PERF_EVENT, 0, BPF_PERF_EVENT, 0, false, false),
+	BPF_LINKS_PROG(xdp, BPF_PROG_TYPE_XDP, 0, BPF_XDP, XDP_PASS, false, true),
 };
 
 static u64 bpf_links_now(void)
@@ -79,20 +89,24 @@ static u64 bpf_links_now(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* r0 = ret; exit */
+/* [r1 = map_fd (the map, as a pointer)]; r0 = ret; exit */
 static int bpf_links_load(const char *name, enum bpf_prog_type type,
-			  enum bpf_attach_type attach_type, u32 btf_id, int ret)
+			  enum bpf_attach_type attach_type, u32 btf_id, int ret, int map_fd)
 {
 	struct bpf_insn insns[] = {
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
+		  .src_reg = BPF_PSEUDO_MAP_FD, .imm = map_fd },
+		{},
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = ret },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, opts);
+	size_t skip = map_fd < 0 ? 2 : 0;
 
 	opts.expected_attach_type = attach_type;
 	opts.attach_btf_id = btf_id;
 
-	return bpf_prog_load(type, name, "GPL", insns, ARRAY_SIZE(insns), &opts);
+	return bpf_prog_load(type, name, "GPL", insns + skip, ARRAY_SIZE(insns) - skip, &opts);
 }
 
 static u32 bpf_links_prog_id(int fd)
@@ -109,6 +123,14 @@ static u32 bpf_links_link_id(int fd)
 	__u32 len = sizeof(info);
 
 	return bpf_link_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+static u32 bpf_links_map_id(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_map_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
 static int bpf_links_fail(const char *what)
@@ -168,7 +190,7 @@ static int bpf_links_links(const char *cgroup, const char *func)
 		.size = sizeof(attr),
 		.sample_period = 1000000000,
 	};
-	int cgroup_fd, perf_fd, btf_id, err = 0;
+	int cgroup_fd, perf_fd, map_fd, btf_id, err = 0;
 	char line[16];
 	size_t i;
 
@@ -178,6 +200,9 @@ static int bpf_links_links(const char *cgroup, const char *func)
 	perf_fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
 	if (perf_fd < 0)
 		return bpf_links_fail("perf_event_open");
+	map_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pbt_map", sizeof(u32), sizeof(u64), 16, NULL);
+	if (map_fd < 0)
+		return bpf_links_fail("pbt_map");
 
 	for (i = 0; i < ARRAY_SIZE(bpf_links_progs); i++) {
 		struct bpf_links_prog *p = &bpf_links_progs[i];
@@ -190,10 +215,13 @@ static int bpf_links_links(const char *cgroup, const char *func)
 		} else if (p->type == BPF_PROG_TYPE_CGROUP_SKB) {
 			snprintf(p->target, sizeof(p->target), "%s", cgroup);
 		}
-		p->fd = bpf_links_load(p->name, p->type, p->attach_type, btf_id, p->ret);
+		p->fd = bpf_links_load(p->name, p->type, p->load_type, btf_id, p->ret,
+				       p->map ? map_fd : -1);
 		if (p->fd < 0)
 			return bpf_links_fail(p->name);
 		printf("prog %s %u %s\n", p->kind, bpf_links_prog_id(p->fd), p->name);
+		if (p->map)
+			printf("map %s %u\n", p->kind, bpf_links_map_id(map_fd));
 		p->link_fd = bpf_links_attach(p, cgroup_fd, perf_fd);
 		if (p->link_fd < 0)
 			return bpf_links_fail(p->kind);
@@ -217,6 +245,7 @@ static int bpf_links_links(const char *cgroup, const char *func)
 	fflush(stdout);
 	for (i = 0; i < ARRAY_SIZE(bpf_links_progs); i++)
 		close(bpf_links_progs[i].fd);
+	close(map_fd);
 	close(perf_fd);
 	close(cgroup_fd);
 	printf("unloaded\n");
@@ -229,7 +258,7 @@ static int bpf_links_short(int n)
 	int i, fd;
 
 	for (i = 0; i < n; i++) {
-		fd = bpf_links_load("pbt_short", BPF_PROG_TYPE_SOCKET_FILTER, 0, 0, 0);
+		fd = bpf_links_load("pbt_short", BPF_PROG_TYPE_SOCKET_FILTER, 0, 0, 0, -1);
 		loaded = bpf_links_now();
 		if (fd < 0)
 			return bpf_links_fail("pbt_short");
@@ -261,7 +290,7 @@ static int bpf_links_churn(const char *cgroup, double secs, double rate)
 			}
 		}
 		fd = bpf_links_load("pbt_churn", BPF_PROG_TYPE_CGROUP_SKB,
-				    BPF_CGROUP_INET_EGRESS, 0, 1);
+				    BPF_CGROUP_INET_EGRESS, 0, 1, -1);
 		if (fd < 0)
 			return bpf_links_fail("pbt_churn");
 		link = bpf_link_create(fd, cgroup_fd, BPF_CGROUP_INET_EGRESS, NULL);

@@ -5,28 +5,44 @@
 # and perf record, listed by perf bpf list and checked against bpftool.
 #
 # Every wait is for a condition, with a bound generous enough for a slow
-# VM: nothing sleeps for a fixed time.
+# VM: nothing sleeps for a fixed time.  Whatever way a test ends (pass,
+# fail, skip, Ctrl-C, SIGTERM), pbt_cleanup stops what it started and
+# removes what it made; pbt_end, the way a test passes, also checks that
+# nothing is left behind.
 
 pbt_tmp=$(mktemp -d /tmp/perf-test-bpf.XXXXXX)
 pbt_cgroup_dir=
 pbt_pids=
+pbt_stats_old=
 
 pbt_cleanup() {
 	local p
 
-	exec 3>&- 2>/dev/null
+	trap - EXIT INT TERM
+	exec 3>&-
+	# TERM, not INT: background jobs of a script ignore SIGINT
 	for p in $pbt_pids; do
-		kill -INT "$p" 2>/dev/null
+		kill -TERM "$p" 2>/dev/null
 	done
 	for p in $pbt_pids; do
 		pbt_wait_gone "$p" 30 || kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
 	done
-	wait 2>/dev/null
-	[ -z "$pbt_cgroup_dir" ] || rmdir "$pbt_cgroup_dir" 2>/dev/null
+	pbt_pids=
+	if [ -n "$pbt_stats_old" ]; then
+		echo "$pbt_stats_old" >/proc/sys/kernel/bpf_stats_enabled
+		pbt_stats_old=
+	fi
+	[ -z "$pbt_cgroup_dir" ] || [ ! -d "$pbt_cgroup_dir" ] || rmdir "$pbt_cgroup_dir"
+	# PBT_KEEP=DIR: keep the test's files in DIR, to look at after
+	if [ -n "${PBT_KEEP:-}" ] && mkdir -p "$PBT_KEEP/${pbt_tmp##*/}"; then
+		find "$pbt_tmp" -maxdepth 1 -type f -exec cp -t "$PBT_KEEP/${pbt_tmp##*/}" {} +
+	fi
 	rm -rf "$pbt_tmp"
-	trap - EXIT TERM INT
 }
-trap pbt_cleanup EXIT TERM INT
+trap pbt_cleanup EXIT
+trap 'pbt_cleanup; exit 130' INT
+trap 'pbt_cleanup; exit 143' TERM
 
 pbt_dir() {
 	echo "$pbt_tmp"
@@ -45,6 +61,20 @@ pbt_fail() {
 # pbt_track PID: stop PID, if still there, when the test ends.
 pbt_track() {
 	pbt_pids="$pbt_pids $1"
+}
+
+# pbt_reap PID: wait for PID, a child that has ended, and forget it; its
+# exit status.
+pbt_reap() {
+	local p rest='' rc
+
+	wait "$1"
+	rc=$?
+	for p in $pbt_pids; do
+		[ "$p" = "$1" ] || rest="$rest $p"
+	done
+	pbt_pids=$rest
+	return $rc
 }
 
 # pbt_wait SECONDS COMMAND...: until COMMAND succeeds; 1 if it never does.
@@ -70,7 +100,7 @@ pbt_wait_gone() {
 # pbt_require [COMMAND...]: what every perf bpf test needs, and the
 # commands this one runs besides perf.
 pbt_require() {
-	local c
+	local c rc
 
 	[ "$(id -u)" = 0 ] || pbt_skip "needs root"
 	for c in "$@"; do
@@ -78,47 +108,121 @@ pbt_require() {
 	done
 	perf version --build-options | grep -Eq '^ *bpf: +\[ on' ||
 		pbt_skip "perf built without libbpf"
-	perf test -w bpf_links >/dev/null 2>&1
-	[ $? = 1 ] || pbt_skip "perf test -w bpf_links does not work"
+	# with no arguments, the workload prints its usage and exits 1
+	perf test -w bpf_links >"$pbt_tmp/require.out" 2>&1
+	rc=$?
+	[ $rc != 2 ] || pbt_skip "the bpf_links workload was built without libbpf"
+	[ $rc = 1 ] || pbt_fail "perf test -w bpf_links: exit $rc, want 1 and its usage:" \
+		"$(cat "$pbt_tmp/require.out")"
 }
 
-# pbt_cgroup: a cgroup of this test, on cgroup2, removed at the end.
+# pbt_link_records: whether the kernel writes link records, as perf bpf
+# events finds out: its BTF knows PERF_BPF_EVENT_LINK_ATTACH.  Needs bpftool.
+pbt_link_records() {
+	[ -r /sys/kernel/btf/vmlinux ] ||
+		pbt_skip "no kernel BTF: cannot tell if it writes link records"
+	bpftool btf dump file /sys/kernel/btf/vmlinux >"$pbt_tmp/vmlinux.btf" 2>&1 ||
+		pbt_fail "bpftool btf dump file /sys/kernel/btf/vmlinux failed:" \
+			"$(tail -n 3 "$pbt_tmp/vmlinux.btf")"
+	grep -q "'PERF_BPF_EVENT_LINK_ATTACH'" "$pbt_tmp/vmlinux.btf"
+}
+
+# pbt_cgroup: make a cgroup of this test, on cgroup2, removed at the end;
+# pbt_cgroup_path gives its path.  Call it in the test's shell, not in
+# $(...): it must set pbt_cgroup_dir there, and its skip or fail must end
+# the test.
 pbt_cgroup() {
 	local root
 
 	root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 	[ -n "$root" ] || pbt_skip "cgroup2 not mounted"
+	mkdir "$root/perf_test_bpf_$$" || pbt_fail "cannot make $root/perf_test_bpf_$$"
 	pbt_cgroup_dir=$root/perf_test_bpf_$$
-	mkdir "$pbt_cgroup_dir" || pbt_fail "cannot make $pbt_cgroup_dir"
+}
+
+pbt_cgroup_path() {
 	echo "$pbt_cgroup_dir"
 }
 
-# pbt_links NAME CGROUP: start the bpf_links workload's links, taking
-# its go from fd 3; its output in $pbt_tmp/NAME.out, its pid in
-# $pbt_tmp/NAME.pid.  Returns once they are all attached.
-pbt_links() {
+# pbt_stats_on: kernel.bpf_stats_enabled=1 until the end of the test.
+pbt_stats_on() {
+	local old
+
+	old=$(cat /proc/sys/kernel/bpf_stats_enabled) ||
+		pbt_skip "no kernel.bpf_stats_enabled"
+	echo 1 >/proc/sys/kernel/bpf_stats_enabled ||
+		pbt_fail "cannot set kernel.bpf_stats_enabled"
+	[ -n "$pbt_stats_old" ] || pbt_stats_old=$old
+}
+
+# pbt_links_start NAME CGROUP: start the bpf_links workload, held: it
+# loads nothing until pbt_links_load NAME (so that its pid is known before
+# it makes its first record).  It takes its orders from fd 3; its output
+# goes to $pbt_tmp/NAME.out, its errors to NAME.err, its pid to NAME.pid.
+pbt_links_start() {
 	local name=$1 cgroup=$2 pid
 
 	mkfifo "$pbt_tmp/$name.ctl"
-	perf test -w bpf_links links "$cgroup" <"$pbt_tmp/$name.ctl" \
+	# the same process, once it has read its first order
+	(read -r _ && exec perf test -w bpf_links links "$cgroup") <"$pbt_tmp/$name.ctl" \
 		>"$pbt_tmp/$name.out" 2>"$pbt_tmp/$name.err" &
 	pid=$!
 	pbt_track $pid
 	echo $pid >"$pbt_tmp/$name.pid"
 	exec 3>"$pbt_tmp/$name.ctl"
-	pbt_wait 120 grep -qx ready "$pbt_tmp/$name.out" ||
-		pbt_fail "bpf_links did not attach: $(cat "$pbt_tmp/$name.err")"
+}
+
+# pbt_links_tell NAME ORDER: write ORDER to the workload NAME; fails if
+# it has ended (no SIGPIPE for the test: the write is in a subshell).
+pbt_links_tell() {
+	local pid
+
+	pid=$(cat "$pbt_tmp/$1.pid")
+	pbt_gone "$pid" && pbt_fail "bpf_links $1 ended before its order '$2':" \
+		"$(cat "$pbt_tmp/$1.err")"
+	(echo "$2" >&3) 2>/dev/null ||
+		pbt_fail "bpf_links $1 did not take its order '$2': $(cat "$pbt_tmp/$1.err")"
+}
+
+# pbt_links_ready NAME: whether the workload NAME has attached everything;
+# fails as soon as it has ended without.
+pbt_links_ready() {
+	local pid rc
+
+	grep -qx ready "$pbt_tmp/$1.out" && return 0
+	pid=$(cat "$pbt_tmp/$1.pid")
+	pbt_gone "$pid" || return 1
+	pbt_reap "$pid"
+	rc=$?
+	pbt_fail "bpf_links $1 exited ($rc) before it was ready: $(cat "$pbt_tmp/$1.err")"
+}
+
+# pbt_links_load NAME: let the workload load and attach; returns once it
+# has.
+pbt_links_load() {
+	pbt_links_tell "$1" load
+	pbt_wait 120 pbt_links_ready "$1" ||
+		pbt_fail "bpf_links $1 not ready within 120 s:" \
+			"$(cat "$pbt_tmp/$1.out" "$pbt_tmp/$1.err")"
+}
+
+# pbt_links NAME CGROUP: start the workload and let it load and attach.
+pbt_links() {
+	pbt_links_start "$1" "$2"
+	pbt_links_load "$1"
 }
 
 # pbt_links_go NAME: let the workload detach and unload, and wait for it.
 pbt_links_go() {
-	local pid
+	local pid rc
 
 	pid=$(cat "$pbt_tmp/$1.pid")
-	echo go >&3
+	pbt_links_tell "$1" go
 	exec 3>&-
-	pbt_wait_gone "$pid" 120 || pbt_fail "bpf_links did not end"
-	wait "$pid" || pbt_fail "bpf_links failed: $(cat "$pbt_tmp/$1.err")"
+	pbt_wait_gone "$pid" 120 || pbt_fail "bpf_links $1 still running 120 s after its go"
+	pbt_reap "$pid"
+	rc=$?
+	[ $rc = 0 ] || pbt_fail "bpf_links $1: exit $rc, want 0: $(cat "$pbt_tmp/$1.err")"
 }
 
 # pbt_events NAME [perf bpf events options]: start perf bpf events, its
@@ -134,27 +238,94 @@ pbt_events() {
 	pbt_track $pid
 	echo $pid >"$pbt_tmp/$name.pid"
 	pbt_wait 120 pbt_events_probe "$out" "$pid" ||
-		pbt_fail "perf bpf events shows nothing: $(cat "$pbt_tmp/$name.err")"
+		pbt_fail "perf bpf events $* shows no pbt_short within 120 s:" \
+			"$(cat "$pbt_tmp/$name.err")"
 }
 
 pbt_events_probe() {
 	pbt_gone "$2" && pbt_fail "perf bpf events ended: $(cat "${1%.out}.err")"
-	perf test -w bpf_links short 1 >/dev/null
+	perf test -w bpf_links short 1 >/dev/null 2>"$pbt_tmp/probe.err" ||
+		pbt_fail "perf test -w bpf_links short 1 failed: $(cat "$pbt_tmp/probe.err")"
 	pbt_wait 5 grep -qs pbt_short "$1"
 }
 
 # pbt_events_stop NAME: SIGINT, as Ctrl-C; fails unless it ends cleanly.
 pbt_events_stop() {
-	local pid
+	local pid rc
 
 	pid=$(cat "$pbt_tmp/$1.pid")
 	kill -INT "$pid"
-	pbt_wait_gone "$pid" 60 || pbt_fail "perf bpf events did not stop on SIGINT"
-	wait "$pid" || pbt_fail "perf bpf events failed: $(cat "$pbt_tmp/$1.err")"
+	pbt_wait_gone "$pid" 60 || pbt_fail "perf bpf events ($1) still running 60 s after SIGINT"
+	pbt_reap "$pid"
+	rc=$?
+	[ $rc = 0 ] || pbt_fail "perf bpf events ($1): exit $rc, want 0: $(cat "$pbt_tmp/$1.err")"
 }
 
-# pbt_summary NAME: perf bpf events' summary line; fails without one.
+# pbt_summary NAME: perf bpf events' summary line; fails without one.  With
+# -j, its counts must be those of the lines of each event it printed.
 pbt_summary() {
-	grep -E '^\[ perf bpf events: .* lost \]$' "$pbt_tmp/$1.err" ||
-		pbt_fail "no summary line: $(cat "$pbt_tmp/$1.err")"
+	local line out=$pbt_tmp/$1.out bad
+
+	line=$(grep -E '^\[ perf bpf events: .* lost \]$' "$pbt_tmp/$1.err") ||
+		pbt_fail "no summary line in: $(cat "$pbt_tmp/$1.err")"
+	echo "$line"
+	head -c 1 "$out" | grep -q '{' || return 0
+	bad=$(echo "$line" | awk -v out="$out" '
+	{
+		for (i = 5; i < NF; i += 2) {
+			ev = $(i + 1); sub(/,$/, "", ev)
+			want[ev] = $i
+		}
+	}
+	END {
+		while ((getline l < out) > 0) {
+			if (!match(l, /"event":"[a-z_]+"/))
+				continue
+			ev = substr(l, RSTART + 9, RLENGTH - 10)
+			if (ev == "lost") {
+				match(l, /"lost":[0-9]+/)
+				got[ev] += substr(l, RSTART + 7, RLENGTH - 7)
+			} else {
+				got[ev]++
+			}
+		}
+		for (ev in want)
+			if (want[ev] != got[ev] + 0)
+				printf "%s: %d in the summary, %d printed; ", ev, want[ev], got[ev]
+		for (ev in got)
+			if (!(ev in want))
+				printf "%s: %d printed, not in the summary; ", ev, got[ev]
+	}')
+	[ -z "$bad" ] || pbt_fail "the summary does not count what was printed: $bad"
+}
+
+# pbt_end: the test passed; stop and remove what it made, check that
+# nothing of it is left (processes, the cgroup, the workload's programs),
+# exit 0.
+pbt_end() {
+	local p cg=$pbt_cgroup_dir
+
+	for p in $pbt_pids; do
+		pbt_gone "$p" ||
+			pbt_fail "still running at the end: $p $(tr '\0' ' ' <"/proc/$p/cmdline")"
+	done
+	pbt_cleanup
+	if [ -n "$cg" ] && [ -d "$cg" ]; then
+		echo "FAIL: cgroup $cg left behind"
+		exit 1
+	fi
+	if ! pbt_wait 60 pbt_no_programs; then
+		echo "FAIL: 60 s after the end, the workload's programs are still loaded:"
+		perf bpf list | grep -A1 ' pbt_'
+		exit 1
+	fi
+	exit 0
+}
+
+# whether no program of the workload (named pbt_*) is loaded
+pbt_no_programs() {
+	local list
+
+	list=$(perf bpf list -j) || return 1
+	! echo "$list" | grep -q '"prog_name":"pbt_'
 }
