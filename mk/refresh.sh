@@ -65,6 +65,7 @@ fold_edits() {
 		return
 	fi
 	if [ -n "$PATCH" ]; then
+		[[ ${PATCH%%-*} =~ ^[0-9]+$ ]] || die "PATCH=NNNN: a patch number, not '$PATCH'"
 		# 10#: 0011 is eleven, not octal nine
 		want=$((10#${PATCH%%-*}))
 		i=0
