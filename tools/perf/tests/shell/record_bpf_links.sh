@@ -116,8 +116,8 @@ sys.exit(1 if errors else 0)
 EOF
 
 if command -v perf-base >/dev/null; then
-	perf-base script -i "$tmp/perf.data" --show-bpf-events >"$tmp/base.script" 2>"$tmp/base.err" ||
-		pbt_fail "upstream perf script failed: $(cat "$tmp/base.err")"
+	perf-base script -i "$tmp/perf.data" --show-bpf-events >"$tmp/base.script" \
+		2>"$tmp/base.err" || pbt_fail "upstream perf script failed: $(cat "$tmp/base.err")"
 	perf-base report -i "$tmp/perf.data" -D >"$tmp/base.dump" 2>"$tmp/base.dump.err" ||
 		pbt_fail "upstream perf report -D failed: $(cat "$tmp/base.dump.err")"
 	# two workloads of five links each: ten attach and ten detach records
