@@ -92,7 +92,8 @@ for rate in $rates; do
 	rc=$?
 	read -r what cycles took <<<"$out"
 	if [ $rc != 0 ] || [ "$what" != churn ] || ! [ "${cycles:-0}" -gt 0 ] 2>/dev/null; then
-		echo "rate $rate: the churn failed (exit $rc): $out $(cat /tmp/churn.err)"
+		echo "rate $rate: the churn failed or made no cycle: exit $rc, output '$out'," \
+			"errors '$(cat /tmp/churn.err)'"
 		cycles=
 	fi
 	last='' since=$SECONDS

@@ -116,12 +116,12 @@ sys.exit(1 if errors else 0)
 EOF
 
 if command -v perf-base >/dev/null; then
-	perf-base script -i "$tmp/perf.data" --show-bpf-events >"$tmp/base" 2>"$tmp/base.err" ||
-		pbt_fail "upstream perf script failed: $(cat "$tmp/base.err")"
+	perf-base script -i "$tmp/perf.data" --show-bpf-events >"$tmp/base.script" \
+		2>"$tmp/base.err" || pbt_fail "upstream perf script failed: $(cat "$tmp/base.err")"
 	perf-base report -i "$tmp/perf.data" -D >"$tmp/base.dump" 2>"$tmp/base.dump.err" ||
 		pbt_fail "upstream perf report -D failed: $(cat "$tmp/base.dump.err")"
 	# two workloads of five links each: ten attach and ten detach records
-	for f in base base.dump; do
+	for f in base.script base.dump; do
 		for t in 3 4; do
 			n=$(grep -c "PERF_RECORD_BPF_EVENT type $t," "$tmp/$f")
 			[ "$n" -ge 10 ] ||
