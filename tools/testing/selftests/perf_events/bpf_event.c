@@ -865,6 +865,7 @@ FIXTURE_VARIANT(bpf_link) {
 	const char *btf_func;		/* fentry target, resolved at run time */
 	int (*attach)(struct link_target *t, int prog_fd);
 	__u32 link_type;
+	__u32 attach_type;		/* the records': where the link is */
 	bool can_detach;		/* BPF_LINK_DETACH supported */
 };
 
@@ -872,12 +873,14 @@ FIXTURE_VARIANT_ADD(bpf_link, raw_tp) {
 	.spec = { .prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT },
 	.attach = attach_raw_tp,
 	.link_type = BPF_LINK_TYPE_RAW_TRACEPOINT,
+	.attach_type = BPF_TRACE_RAW_TP,
 };
 
 FIXTURE_VARIANT_ADD(bpf_link, perf_event) {
 	.spec = { .prog_type = BPF_PROG_TYPE_PERF_EVENT },
 	.attach = attach_perf_event,
 	.link_type = BPF_LINK_TYPE_PERF_EVENT,
+	.attach_type = BPF_PERF_EVENT,
 };
 
 FIXTURE_VARIANT_ADD(bpf_link, fentry) {
@@ -886,6 +889,7 @@ FIXTURE_VARIANT_ADD(bpf_link, fentry) {
 	.btf_func = "bpf_fentry_test1",
 	.attach = attach_fentry,
 	.link_type = BPF_LINK_TYPE_TRACING,
+	.attach_type = BPF_TRACE_FENTRY,
 };
 
 FIXTURE_VARIANT_ADD(bpf_link, cgroup) {
@@ -893,6 +897,19 @@ FIXTURE_VARIANT_ADD(bpf_link, cgroup) {
 		  .attach_type = BPF_CGROUP_INET_EGRESS, .ret = 1 },
 	.attach = attach_cgroup,
 	.link_type = BPF_LINK_TYPE_CGROUP,
+	.attach_type = BPF_CGROUP_INET_EGRESS,
+	.can_detach = true,
+};
+
+/*
+ * Loaded with expected_attach_type 0 (BPF_CGROUP_INET_INGRESS), as a
+ * cgroup_skb program may be, and linked at egress: the records say egress.
+ */
+FIXTURE_VARIANT_ADD(bpf_link, cgroup_prog_attach_type_0) {
+	.spec = { .prog_type = BPF_PROG_TYPE_CGROUP_SKB, .ret = 1 },
+	.attach = attach_cgroup,
+	.link_type = BPF_LINK_TYPE_CGROUP,
+	.attach_type = BPF_CGROUP_INET_EGRESS,
 	.can_detach = true,
 };
 
@@ -955,7 +972,10 @@ static void check_link_record(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, memcmp(pi->tag, r->bpf.tag, BPF_TAG_SIZE));
 	EXPECT_EQ(info->id, r->bpf.link_id);
 	EXPECT_EQ(info->type, r->bpf.link_type);
-	EXPECT_EQ(attach_type, r->bpf.attach_type);
+	EXPECT_EQ(attach_type, r->bpf.attach_type)
+		TH_LOG("%s: attach_type %u, not %u", r->bpf.type ==
+		       PERF_BPF_EVENT_LINK_ATTACH ? "LINK_ATTACH" : "LINK_DETACH",
+		       r->bpf.attach_type, attach_type);
 	EXPECT_EQ(0, r->bpf.flags);
 	/* written in this task, whose listener it is */
 	check_sample_id(_metadata, l, r);
@@ -976,7 +996,7 @@ TEST_F(bpf_link, attach_detach_once)
 	a = sb_find_link(l, 0, PERF_BPF_EVENT_LINK_ATTACH, link_id);
 	ASSERT_LE(0, a) TH_LOG("no LINK_ATTACH record for link %u", link_id);
 	check_link_record(_metadata, l, &l->rec[a], &self->prog, &self->info,
-			  self->spec.attach_type);
+			  variant->attach_type);
 	EXPECT_EQ(0, sb_count_link(l, PERF_BPF_EVENT_LINK_DETACH, link_id));
 
 	if (variant->can_detach) {
@@ -1004,7 +1024,7 @@ TEST_F(bpf_link, attach_detach_once)
 	d = sb_find_link(l, 0, PERF_BPF_EVENT_LINK_DETACH, link_id);
 	ASSERT_LE(0, d);
 	check_link_record(_metadata, l, &l->rec[d], &self->prog, &self->info,
-			  self->spec.attach_type);
+			  variant->attach_type);
 	EXPECT_EQ(0, l->lost);
 
 	/* a listener without bpf_event saw none of it */
@@ -1186,6 +1206,9 @@ TEST(netns_removed)
 		EXPECT_EQ(1, sb_cpus_find(&c, PERF_BPF_EVENT_LINK_ATTACH,
 					  pi[i].id, link_id[i], &r))
 			TH_LOG("%s: LINK_ATTACH records", kinds[i].name);
+		if (r)
+			EXPECT_EQ(kinds[i].spec.attach_type, r->bpf.attach_type)
+				TH_LOG("%s: attach_type", kinds[i].name);
 		/* the record is not early: the kernel shows the link detached */
 		ASSERT_EQ(0, link_get_info(link_fd[i], &info));
 		EXPECT_EQ(0, kinds[i].on_netns ? info.netns.netns_ino :
@@ -1230,7 +1253,10 @@ TEST(overflow)
 	sb_drain(l);
 	l->nr = 0;
 
-	/* 400 records of 72 bytes into 4096: most are lost */
+	/*
+	 * 400 records of 64 bytes (32 of fields, 32 of sample_id) into
+	 * 4096: most are lost
+	 */
 	for (i = 0; i < cycles; i++) {
 		fd = attach_raw_tp(&t, prog_fd);
 		ASSERT_LE(0, fd);
@@ -1257,6 +1283,7 @@ TEST(overflow)
 			EXPECT_EQ(sizeof(r->bpf), r->body);
 			EXPECT_EQ(pi.id, r->bpf.id);
 			EXPECT_EQ(BPF_LINK_TYPE_RAW_TRACEPOINT, r->bpf.link_type);
+			EXPECT_EQ(BPF_TRACE_RAW_TP, r->bpf.attach_type);
 			EXPECT_EQ(0, memcmp(pi.tag, r->bpf.tag, BPF_TAG_SIZE));
 		} else {
 			EXPECT_EQ(last.id, r->bpf.id);
@@ -1452,7 +1479,7 @@ TEST(perf_event_output_wraps)
 	const int n = 600;
 	struct sb_listener *l = calloc(1, sizeof(*l));
 	int cpu = sched_getcpu(), map_fd, prog_fd, got = 0, bad = 0;
-	__u64 next = 0;
+	__u64 next = 0, consumed = 0;
 	cpu_set_t set;
 
 	ASSERT_NE(NULL, l);
@@ -1513,10 +1540,16 @@ TEST(perf_event_output_wraps)
 			tail += hdr.size;
 		}
 		__atomic_store_n(&l->page->data_tail, tail, __ATOMIC_RELEASE);
+		/* data_tail counts every byte read since the start */
+		consumed = tail;
 	}
 	EXPECT_EQ(n, got);
 	EXPECT_EQ(0, bad);
-	EXPECT_LT(l->data_size * 2, (size_t)n * 32) TH_LOG("ring did not wrap");
+	/* the reader went round the ring more than twice */
+	EXPECT_LT(l->data_size * 2, consumed)
+		TH_LOG("read %llu bytes of a %llu-byte ring: it did not wrap",
+		       (unsigned long long)consumed,
+		       (unsigned long long)l->data_size);
 	close(prog_fd);
 	close(map_fd);
 	sb_close(l);
