@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PERF_BPF_EVENT_LINK_ATTACH and PERF_BPF_EVENT_LINK_DETACH, for every
+ * link type 6.12 can make and every way such a link is attached and
+ * detached.
+ *
+ * Each variant names a kind of link (bpf_link_kinds_*.c make them), how it
+ * is made, whether BPF_LINK_UPDATE replaces its program first, and how it
+ * stops being attached.  The test checks that exactly one LINK_ATTACH and
+ * exactly one LINK_DETACH are written for the link, that they say the
+ * link type and the attach type the uapi header promises for the kind,
+ * and that they come between the program's load and unload.
+ */
+#include "bpf_event.h"
+#include "bpf_link_kinds.h"
+
+FIXTURE(link) {
+	struct sb_listener task;	/* this task: attach, update, detach */
+	struct sb_listener ksym_only;	/* asked for no BPF_EVENT records */
+	struct sb_cpus cpus;		/* all CPUs: kworkers, RCU, unloads */
+	struct link_ctx ctx;
+	struct prog_info prog, prog2;
+	const struct prog_info *cur;	/* the program the link holds now */
+	bool set_up;			/* the kind's setup() ran */
+};
+
+FIXTURE_VARIANT(link) {
+	const struct link_kind *kind;
+	enum link_via via;
+	enum link_by by;
+	bool update;			/* BPF_LINK_UPDATE before the detach */
+};
+
+#define LINK_CASE(_name, _kind, _via, _by, _update)			\
+	FIXTURE_VARIANT_ADD(link, _name) {				\
+		.kind = &(_kind), .via = (_via), .by = (_by),		\
+		.update = (_update),					\
+	}
+
+#define C VIA_LINK_CREATE
+#define R VIA_RAW_TP_OPEN
+
+LINK_CASE(raw_tp_open_close, kind_raw_tp, R, BY_CLOSE, false);
+LINK_CASE(raw_tp_create_close, kind_raw_tp, C, BY_CLOSE, false);
+LINK_CASE(tp_btf_close, kind_tp_btf, R, BY_CLOSE, false);
+LINK_CASE(fentry_open_close, kind_fentry, R, BY_CLOSE, false);
+LINK_CASE(fentry_create_close, kind_fentry, C, BY_CLOSE, false);
+LINK_CASE(fexit_close, kind_fexit, C, BY_CLOSE, false);
+LINK_CASE(fmod_ret_close, kind_fmod_ret, C, BY_CLOSE, false);
+LINK_CASE(lsm_open_close, kind_lsm, R, BY_CLOSE, false);
+LINK_CASE(lsm_create_close, kind_lsm, C, BY_CLOSE, false);
+LINK_CASE(freplace_close, kind_freplace, C, BY_CLOSE, false);
+LINK_CASE(iter_close, kind_iter, C, BY_CLOSE, false);
+LINK_CASE(iter_update_close, kind_iter, C, BY_CLOSE, true);
+LINK_CASE(perf_event_close, kind_perf_event, C, BY_CLOSE, false);
+LINK_CASE(kprobe_multi_close, kind_kprobe_multi, C, BY_CLOSE, false);
+LINK_CASE(kprobe_session_close, kind_kprobe_session, C, BY_CLOSE, false);
+LINK_CASE(uprobe_multi_close, kind_uprobe_multi, C, BY_CLOSE, false);
+LINK_CASE(struct_ops_detach, kind_struct_ops, C, BY_DETACH, false);
+LINK_CASE(struct_ops_close, kind_struct_ops, C, BY_CLOSE, false);
+LINK_CASE(struct_ops_update_detach, kind_struct_ops, C, BY_DETACH, true);
+
+LINK_CASE(cgroup_detach, kind_cgroup, C, BY_DETACH, false);
+LINK_CASE(cgroup_close, kind_cgroup, C, BY_CLOSE, false);
+LINK_CASE(cgroup_removed, kind_cgroup, C, BY_TARGET_GONE, false);
+LINK_CASE(cgroup_update_detach, kind_cgroup, C, BY_DETACH, true);
+LINK_CASE(cgroup_expected_0_detach, kind_cgroup_expected_0, C, BY_DETACH, false);
+LINK_CASE(lsm_cgroup_detach, kind_lsm_cgroup, C, BY_DETACH, false);
+LINK_CASE(lsm_cgroup_close, kind_lsm_cgroup, C, BY_CLOSE, false);
+LINK_CASE(flow_dissector_detach, kind_flow_dissector, C, BY_DETACH, false);
+LINK_CASE(flow_dissector_close, kind_flow_dissector, C, BY_CLOSE, false);
+LINK_CASE(flow_dissector_netns_gone, kind_flow_dissector, C, BY_TARGET_GONE, false);
+LINK_CASE(flow_dissector_update_detach, kind_flow_dissector, C, BY_DETACH, true);
+LINK_CASE(sk_lookup_detach, kind_sk_lookup, C, BY_DETACH, false);
+LINK_CASE(sk_lookup_netns_gone, kind_sk_lookup, C, BY_TARGET_GONE, false);
+LINK_CASE(xdp_detach, kind_xdp, C, BY_DETACH, false);
+LINK_CASE(xdp_close, kind_xdp, C, BY_CLOSE, false);
+LINK_CASE(xdp_dev_gone, kind_xdp, C, BY_TARGET_GONE, false);
+LINK_CASE(xdp_update_detach, kind_xdp, C, BY_DETACH, true);
+LINK_CASE(tcx_ingress_detach, kind_tcx_ingress, C, BY_DETACH, false);
+LINK_CASE(tcx_ingress_close, kind_tcx_ingress, C, BY_CLOSE, false);
+LINK_CASE(tcx_ingress_dev_gone, kind_tcx_ingress, C, BY_TARGET_GONE, false);
+LINK_CASE(tcx_ingress_update_detach, kind_tcx_ingress, C, BY_DETACH, true);
+LINK_CASE(tcx_egress_detach, kind_tcx_egress, C, BY_DETACH, false);
+LINK_CASE(netkit_primary_detach, kind_netkit_primary, C, BY_DETACH, false);
+LINK_CASE(netkit_primary_close, kind_netkit_primary, C, BY_CLOSE, false);
+LINK_CASE(netkit_primary_dev_gone, kind_netkit_primary, C, BY_TARGET_GONE, false);
+LINK_CASE(netkit_primary_update_detach, kind_netkit_primary, C, BY_DETACH, true);
+LINK_CASE(netkit_peer_detach, kind_netkit_peer, C, BY_DETACH, false);
+LINK_CASE(netkit_peer_dev_gone, kind_netkit_peer, C, BY_TARGET_GONE, false);
+LINK_CASE(netfilter_detach, kind_netfilter, C, BY_DETACH, false);
+LINK_CASE(netfilter_close, kind_netfilter, C, BY_CLOSE, false);
+LINK_CASE(sockmap_skb_verdict_detach, kind_sockmap_skb_verdict, C, BY_DETACH, false);
+LINK_CASE(sockmap_skb_verdict_close, kind_sockmap_skb_verdict, C, BY_CLOSE, false);
+LINK_CASE(sockmap_skb_verdict_update_close, kind_sockmap_skb_verdict, C, BY_CLOSE, true);
+LINK_CASE(sockmap_msg_verdict_detach, kind_sockmap_msg_verdict, C, BY_DETACH, false);
+
+#undef C
+#undef R
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+FIXTURE_SETUP(link)
+{
+	const struct link_kind *k = variant->kind;
+	struct link_ctx *ctx = &self->ctx;
+	int err;
+
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->prog_fd = ctx->prog2_fd = ctx->link_fd = -1;
+	ctx->netns_fd = ctx->orig_netns_fd = -1;
+	for (int i = 0; i < ARRAY_SIZE(ctx->fd); i++)
+		ctx->fd[i] = -1;
+	self->task.fd = self->ksym_only.fd = -1;
+
+	err = sb_open(&self->task, true, false, 0, -1);
+	SKIP_IF_NO_PRIV(err, "perf_event_open");
+	ASSERT_EQ(0, err) TH_LOG("side-band listener: %s", strerror(-err));
+	err = sb_open(&self->ksym_only, false, true, 0, -1);
+	ASSERT_EQ(0, err) TH_LOG("ksymbol listener: %s", strerror(-err));
+	err = sb_cpus_open(&self->cpus);
+	SKIP_IF_NO_PRIV(err, "CPU-wide perf_event_open");
+	ASSERT_EQ(0, err) TH_LOG("CPU-wide listeners: %s", strerror(-err));
+
+	self->set_up = true;
+	err = k->setup(ctx);
+	if (err == KIND_SKIP)
+		SKIP(return, "%s: %s", k->name, ctx->skip);
+	SKIP_IF_NO_PRIV(err, k->name);
+	ASSERT_EQ(0, err) TH_LOG("%s setup: %s", k->name, ctx->err);
+	if (k->has_prog) {
+		ASSERT_EQ(0, prog_info_get(ctx->prog_fd, &self->prog));
+		self->cur = &self->prog;
+	}
+	if (variant->update && k->has_prog)
+		ASSERT_EQ(0, prog_info_get(ctx->prog2_fd, &self->prog2));
+}
+
+FIXTURE_TEARDOWN(link)
+{
+	close_fd(&self->ctx.link_fd);
+	close_fd(&self->ctx.prog_fd);
+	close_fd(&self->ctx.prog2_fd);
+	if (self->set_up)
+		variant->kind->teardown(&self->ctx);
+	sb_cpus_close(&self->cpus);
+	sb_close(&self->task);
+	sb_close(&self->ksym_only);
+}
+
+static const char *event_name(__u16 type)
+{
+	return type == PERF_BPF_EVENT_LINK_ATTACH ? "LINK_ATTACH" :
+	       type == PERF_BPF_EVENT_LINK_DETACH ? "LINK_DETACH" : "?";
+}
+
+/* A link record against the kind's promise and what bpf(2) says. */
+static void check_link_record(struct __test_metadata *_metadata,
+			      const struct sb_record *r,
+			      const struct link_kind *k,
+			      const struct prog_info *pi, __u32 link_id)
+{
+	static const __u8 no_tag[BPF_TAG_SIZE];
+
+	EXPECT_EQ(sizeof(r->bpf), r->body);
+	EXPECT_EQ(0, r->bpf.flags);
+	EXPECT_EQ(link_id, r->bpf.link_id);
+	EXPECT_EQ(k->link_type, r->bpf.link_type)
+		TH_LOG("%s %s: link_type %u", k->name,
+		       event_name(r->bpf.type), r->bpf.link_type);
+	EXPECT_EQ(k->attach_type, r->bpf.attach_type)
+		TH_LOG("%s %s: attach_type %u, not %u", k->name,
+		       event_name(r->bpf.type), r->bpf.attach_type,
+		       k->attach_type);
+	/* the program the link holds; none for struct_ops */
+	EXPECT_EQ(pi ? pi->id : 0, r->bpf.id)
+		TH_LOG("%s %s: program id", k->name, event_name(r->bpf.type));
+	EXPECT_EQ(0, memcmp(pi ? pi->tag : no_tag, r->bpf.tag, BPF_TAG_SIZE))
+		TH_LOG("%s %s: program tag", k->name, event_name(r->bpf.type));
+}
+
+/*
+ * Load and unload a socket filter, and wait for its unload on this task's
+ * ring: every record this task caused before is then on the ring too.
+ */
+static void task_fence(struct __test_metadata *_metadata,
+		       struct sb_listener *l)
+{
+	struct prog_info pi;
+	int fd, from;
+
+	sb_drain(l);
+	from = l->nr;
+	fd = load_prog(&pi);
+	ASSERT_LE(0, fd) TH_LOG("fence program: %s", strerror(-fd));
+	close(fd);
+	ASSERT_TRUE(wait_until(sb_has(l, PERF_RECORD_BPF_EVENT,
+				      PERF_BPF_EVENT_PROG_UNLOAD, from),
+			       WAIT_LONG_MS)) TH_LOG("no unload of the fence");
+}
+
+TEST_F(link, lifecycle)
+{
+	const struct link_kind *k = variant->kind;
+	struct sb_record *load = NULL, *attach, *detach, *unload = NULL;
+	struct link_ctx *ctx = &self->ctx;
+	struct sb_listener *l = &self->task;
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	__u32 id;
+	int a, err;
+
+	/* Attach: one LINK_ATTACH, written in this task as bpf() returns. */
+	ctx->link_fd = k->attach(ctx, variant->via);
+	ASSERT_LE(0, ctx->link_fd) TH_LOG("%s attach: %s", k->name, ctx->err);
+	ASSERT_EQ(0, bpf_link_get_info_by_fd(ctx->link_fd, &info, &len));
+	id = info.id;
+	ASSERT_EQ(k->link_type, info.type);
+	if (k->has_prog)
+		ASSERT_EQ(self->prog.id, info.prog_id);
+
+	ASSERT_TRUE(wait_until(sb_has(l, PERF_RECORD_BPF_EVENT,
+				      PERF_BPF_EVENT_LINK_ATTACH, 0),
+			       WAIT_MS)) TH_LOG("no LINK_ATTACH for link %u", id);
+	a = sb_find_link(l, 0, PERF_BPF_EVENT_LINK_ATTACH, id);
+	ASSERT_LE(0, a) TH_LOG("LINK_ATTACH records, none for link %u", id);
+	check_link_record(_metadata, &l->rec[a], k, self->cur, id);
+	check_sample_id(_metadata, l, &l->rec[a]);
+
+	/* BPF_LINK_UPDATE: another program, still attached, no record. */
+	if (variant->update) {
+		ASSERT_NE(NULL, k->update) TH_LOG("%s has no update", k->name);
+		err = k->update(ctx);
+		ASSERT_EQ(0, err) TH_LOG("%s update: %s", k->name, ctx->err);
+		if (k->has_prog) {
+			len = sizeof(info);
+			ASSERT_EQ(0, bpf_link_get_info_by_fd(ctx->link_fd,
+							     &info, &len));
+			EXPECT_EQ(self->prog2.id, info.prog_id);
+			self->cur = &self->prog2;
+		}
+		task_fence(_metadata, l);
+		EXPECT_EQ(0, sb_count_link(l, PERF_BPF_EVENT_LINK_DETACH, id));
+		EXPECT_EQ(1, sb_count_link(l, PERF_BPF_EVENT_LINK_ATTACH, id));
+	}
+
+	switch (variant->by) {
+	case BY_DETACH:
+		ASSERT_TRUE(k->can_detach);
+		ASSERT_EQ(0, bpf_link_detach(ctx->link_fd))
+			TH_LOG("BPF_LINK_DETACH: %s", strerror(errno));
+		ASSERT_TRUE(wait_until((sb_drain(l), sb_count_link(l,
+				PERF_BPF_EVENT_LINK_DETACH, id) > 0), WAIT_MS))
+			TH_LOG("no LINK_DETACH after BPF_LINK_DETACH");
+		/* detaching a detached link detaches nothing more */
+		bpf_link_detach(ctx->link_fd);
+		break;
+	case BY_CLOSE:
+		if (!k->can_detach) {
+			/* the kernel cannot detach it: no record either */
+			EXPECT_EQ(-1, bpf_link_detach(ctx->link_fd));
+			EXPECT_EQ(EOPNOTSUPP, errno);
+			task_fence(_metadata, l);
+			EXPECT_EQ(0, sb_count_link(l, PERF_BPF_EVENT_LINK_DETACH,
+						   id));
+		}
+		break;
+	case BY_TARGET_GONE:
+		ASSERT_NE(NULL, k->remove_target);
+		err = k->remove_target(ctx);
+		ASSERT_EQ(0, err) TH_LOG("%s: %s", k->name, ctx->err);
+		/* from a workqueue, on any CPU, while we hold the link */
+		ASSERT_TRUE(wait_until(sb_cpus_count(&self->cpus,
+				PERF_BPF_EVENT_LINK_DETACH, ANY_PROG, id),
+				WAIT_LONG_MS))
+			TH_LOG("no LINK_DETACH after the attach point went");
+		break;
+	}
+
+	/* The last close adds no second LINK_DETACH. */
+	close_fd(&ctx->link_fd);
+	if (k->has_prog) {
+		__u32 last = self->cur->id;
+
+		/* the unload comes after the link let its program go */
+		close_fd(&ctx->prog_fd);
+		close_fd(&ctx->prog2_fd);
+		ASSERT_TRUE(wait_until(sb_cpus_count(&self->cpus,
+				PERF_BPF_EVENT_PROG_UNLOAD, last, 0),
+				WAIT_LONG_MS))
+			TH_LOG("no PROG_UNLOAD of program %u", last);
+		sb_cpus_find(&self->cpus, PERF_BPF_EVENT_PROG_UNLOAD, last, 0,
+			     &unload);
+		sb_cpus_find(&self->cpus, PERF_BPF_EVENT_PROG_LOAD,
+			     self->prog.id, 0, &load);
+		EXPECT_NE(NULL, load) TH_LOG("no PROG_LOAD of program %u",
+					     self->prog.id);
+	} else {
+		task_fence(_metadata, l);
+		sb_cpus_drain(&self->cpus);
+	}
+	sb_drain(l);
+
+	EXPECT_EQ(1, sb_cpus_find(&self->cpus, PERF_BPF_EVENT_LINK_ATTACH,
+				  ANY_PROG, id, &attach));
+	EXPECT_EQ(1, sb_cpus_find(&self->cpus, PERF_BPF_EVENT_LINK_DETACH,
+				  ANY_PROG, id, &detach))
+		TH_LOG("%s: LINK_DETACH records for link %u", k->name, id);
+	ASSERT_NE(NULL, detach);
+	check_link_record(_metadata, detach, k, self->cur, id);
+	ASSERT_NE(NULL, attach);
+	EXPECT_TRUE(sb_cpus_before(&self->cpus, attach, detach));
+	if (load)
+		EXPECT_TRUE(sb_cpus_before(&self->cpus, load, attach));
+	if (unload)
+		EXPECT_TRUE(sb_cpus_before(&self->cpus, detach, unload));
+	EXPECT_EQ(1, sb_count_link(l, PERF_BPF_EVENT_LINK_ATTACH, id));
+	EXPECT_GE(1, sb_count_link(l, PERF_BPF_EVENT_LINK_DETACH, id));
+	EXPECT_EQ(0, l->lost + l->skipped + l->torn);
+	EXPECT_EQ(0, sb_cpus_lost(&self->cpus));
+
+	/* a listener without bpf_event saw none of it */
+	sb_drain(&self->ksym_only);
+	EXPECT_EQ(0, sb_count(&self->ksym_only, PERF_RECORD_BPF_EVENT));
+}
+
+TEST_HARNESS_MAIN
