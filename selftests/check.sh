@@ -54,6 +54,12 @@ if [ -s "$res/job/kselftest.tap" ]; then
 else
 	result fail "kselftest results" "missing $res/job/kselftest.tap"
 fi
+# Subtests skipped inside a kselftest that passed: each one named, with
+# its reason, so that a skip never hides behind its test's "ok".
+while IFS= read -r line; do
+	name=${line#\# ok * }
+	result skip "kselftest subtest ${name%% # SKIP*}" "${name#* # SKIP }"
+done < <(grep -E '^# ok [0-9]+ .* # SKIP' "$res/job/kselftest.tap" 2>/dev/null)
 [ -f "$res/job/kselftest-skipped" ] &&
 while IFS=$'\t' read -r name reason; do
 	result skip "kselftest selftests: ${name/:/: }" "$reason"

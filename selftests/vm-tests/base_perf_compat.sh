@@ -9,7 +9,7 @@
 # records decoded by name, as many as upstream perf counts.
 # Exit 0 pass, 1 fail, 2 skip.
 
-workload=$BUILD_DIR/kselftest/perf_events/bpf_event
+workload=$BUILD_DIR/kselftest/perf_events/bpf_link_event
 command -v perf-base >/dev/null || { echo "skip: no perf-base"; exit 2; }
 [ -x "$workload" ] || { echo "skip: $workload not built"; exit 2; }
 
@@ -20,10 +20,10 @@ fail() {
 	exit 1
 }
 
-# -f bpf_link: the link tests only.  Their verdict is the kselftest's
+# Every kind of link the kselftest makes.  Their verdict is the kselftest's
 # business, and perf record would return it: ignore it here.
 perf-base record -q -a -e cpu-clock -o "$tmp/perf.data" -- \
-	sh -c "'$workload' -f bpf_link >'$tmp/workload.log' 2>&1; true" \
+	sh -c "'$workload' >'$tmp/workload.log' 2>&1; true" \
 	2>"$tmp/record.err" ||
 	fail "perf-base record failed: $(cat "$tmp/record.err")"
 perf-base report -i "$tmp/perf.data" --stdio >"$tmp/report" 2>"$tmp/report.err" ||
@@ -34,7 +34,7 @@ if grep -Eiv '^$|^ *#' "$tmp/report.err" "$tmp/script.err" |
 	grep -Eqi 'error|invalid|fail|corrupt'; then
 	fail "perf-base complained: $(cat "$tmp/report.err" "$tmp/script.err")"
 fi
-grep -q 'bpf_event' "$tmp/report" || fail "no samples of the workload in the report"
+grep -q 'bpf_link_event' "$tmp/report" || fail "no samples of the workload in the report"
 
 attach=$(grep -c 'PERF_RECORD_BPF_EVENT type 3,' "$tmp/script")
 detach=$(grep -c 'PERF_RECORD_BPF_EVENT type 4,' "$tmp/script")
@@ -53,7 +53,7 @@ perf report -i "$tmp/perf.data" --stdio >"$tmp/ours.report" 2>"$tmp/ours.report.
 if [ -s "$tmp/ours.err" ] || [ -s "$tmp/ours.report.err" ]; then
 	fail "our perf wrote to stderr: $(cat "$tmp/ours.err" "$tmp/ours.report.err")"
 fi
-grep -q 'bpf_event' "$tmp/ours.report" ||
+grep -q 'bpf_link_event' "$tmp/ours.report" ||
 	fail "our perf report: no samples of the workload: $(head -n 30 "$tmp/ours.report")"
 name='link_id [0-9]+, link_type [a-z_]+, attach_type [a-z_0-9]+$'
 a=$(grep -Ec "PERF_RECORD_BPF_EVENT type 3, flags 0, id [0-9]+, link_attach, $name" "$tmp/ours")

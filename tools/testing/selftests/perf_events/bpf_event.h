@@ -321,6 +321,20 @@ static inline bool sb_has(struct sb_listener *l, __u32 type, __u16 sub,
 	return sb_find(l, from, type, sub) >= 0;
 }
 
+/* Index of the next BPF_EVENT record of this type for prog_id; -1 if none. */
+static inline int sb_find_prog(struct sb_listener *l, int from, __u16 type,
+			       __u32 prog_id)
+{
+	for (int i = from; i < l->nr; i++) {
+		struct sb_record *r = &l->rec[i];
+
+		if (r->type == PERF_RECORD_BPF_EVENT && r->bpf.type == type &&
+		    r->bpf.id == prog_id)
+			return i;
+	}
+	return -1;
+}
+
 /* Index of the next BPF_EVENT record of this type for link_id; -1 if none. */
 static inline int sb_find_link(struct sb_listener *l, int from, __u16 type,
 			       __u32 link_id)

@@ -192,15 +192,13 @@ static void task_fence(struct __test_metadata *_metadata,
 		       struct sb_listener *l)
 {
 	struct prog_info pi;
-	int fd, from;
+	int fd;
 
-	sb_drain(l);
-	from = l->nr;
 	fd = load_prog(&pi);
 	ASSERT_LE(0, fd) TH_LOG("fence program: %s", strerror(-fd));
 	close(fd);
-	ASSERT_TRUE(wait_until(sb_has(l, PERF_RECORD_BPF_EVENT,
-				      PERF_BPF_EVENT_PROG_UNLOAD, from),
+	ASSERT_TRUE(wait_until((sb_drain(l), sb_find_prog(l, 0,
+				PERF_BPF_EVENT_PROG_UNLOAD, pi.id) >= 0),
 			       WAIT_LONG_MS)) TH_LOG("no unload of the fence");
 }
 

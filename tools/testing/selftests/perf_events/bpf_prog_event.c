@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PERF_RECORD_BPF_EVENT records of BPF programs (PROG_LOAD, PROG_UNLOAD)
+ * and the PERF_RECORD_KSYMBOL records of their symbols.
+ *
+ * A listener for this task gets both kinds of record when a program is
+ * loaded and when its last reference goes, matching what bpf(2) says of
+ * the program; a listener without attr.bpf_event gets only the symbols; a
+ * listener on one CPU gets what happens there; and a ring too small for
+ * what is written keeps whole records and counts the rest as lost.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+
+#include "bpf_event.h"
+
+/* What a program record carries: type, flags, id and tag; no link fields. */
+#define PROG_RECORD_BODY	16
+
+FIXTURE(bpf_sb) {
+	struct sb_listener full;	/* bpf_event and ksymbol */
+	struct sb_listener ksym_only;	/* ksymbol, no bpf_event */
+	struct prog_info prog;
+	int prog_fd;
+};
+
+FIXTURE_SETUP(bpf_sb)
+{
+	int err;
+
+	self->prog_fd = -1;
+	self->full.fd = -1;
+	self->ksym_only.fd = -1;
+	err = sb_open(&self->full, true, true, 0, -1);
+	SKIP_IF_NO_PRIV(err, "perf_event_open");
+	ASSERT_EQ(0, err) TH_LOG("side-band listener: %s", strerror(-err));
+	err = sb_open(&self->ksym_only, false, true, 0, -1);
+	ASSERT_EQ(0, err) TH_LOG("ksymbol listener: %s", strerror(-err));
+
+	self->prog_fd = load_prog(&self->prog);
+	SKIP_IF_NO_PRIV(self->prog_fd, "BPF_PROG_LOAD");
+	ASSERT_LE(0, self->prog_fd)
+		TH_LOG("BPF_PROG_LOAD: %s", strerror(-self->prog_fd));
+	if (!self->prog.ksym_addr)
+		SKIP(return, "program not JIT-compiled (bpf_jit_enable=0?)");
+}
+
+FIXTURE_TEARDOWN(bpf_sb)
+{
+	if (self->prog_fd >= 0)
+		close(self->prog_fd);
+	sb_close(&self->full);
+	sb_close(&self->ksym_only);
+}
+
+/*
+ * The index of the first BPF_EVENT record of this type for program id, from
+ * index from on; -1 if none.  Programs are told apart by id: libbpf loads
+ * programs of its own in this task, to probe what the kernel supports.
+ */
+static int find_prog(struct sb_listener *l, int from, __u16 type, __u32 id)
+{
+	for (int i = from; i < l->nr; i++) {
+		struct sb_record *r = &l->rec[i];
+
+		if (r->type == PERF_RECORD_BPF_EVENT && r->bpf.type == type &&
+		    r->bpf.id == id)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * The index of the first KSYMBOL record registering (flags 0) or
+ * unregistering (PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER) the symbol at addr,
+ * from index from on; -1 if none.
+ */
+static int find_ksym(struct sb_listener *l, int from, __u16 flags, __u64 addr)
+{
+	for (int i = from; i < l->nr; i++) {
+		struct sb_record *r = &l->rec[i];
+
+		if (r->type == PERF_RECORD_KSYMBOL && r->ksym.addr == addr &&
+		    (r->ksym.flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER) ==
+		    flags)
+			return i;
+	}
+	return -1;
+}
+
+/* Drain l, then whether a find_prog() or find_ksym() finds a record. */
+static bool has_prog(struct sb_listener *l, int from, __u16 type, __u32 id)
+{
+	sb_drain(l);
+	return find_prog(l, from, type, id) >= 0;
+}
+
+static bool has_ksym(struct sb_listener *l, int from, __u16 flags, __u64 addr)
+{
+	sb_drain(l);
+	return find_ksym(l, from, flags, addr) >= 0;
+}
+
+/* A KSYMBOL record of the program the fixture loaded. */
+static void check_ksym(struct __test_metadata *_metadata,
+		       struct sb_listener *l, struct sb_record *ks,
+		       const struct prog_info *pi)
+{
+	EXPECT_EQ(PERF_RECORD_KSYMBOL_TYPE_BPF, ks->ksym.ksym_type);
+	EXPECT_EQ(pi->ksym_len, ks->ksym.len);
+	EXPECT_STREQ(pi->ksym_name, ks->ksym.name);
+	check_sample_id(_metadata, l, ks);
+}
+
+/* A PROG_LOAD or PROG_UNLOAD record of the program the fixture loaded. */
+static void check_prog(struct __test_metadata *_metadata,
+		       struct sb_listener *l, struct sb_record *ev,
+		       const struct prog_info *pi)
+{
+	EXPECT_EQ(0, memcmp(pi->tag, ev->bpf.tag, BPF_TAG_SIZE));
+	EXPECT_EQ(0, ev->bpf.flags);
+	/* program records did not grow when links got theirs */
+	EXPECT_EQ(PROG_RECORD_BODY, ev->body);
+	check_sample_id(_metadata, l, ev);
+}
+
+/* Load: one KSYMBOL register record, then one PROG_LOAD, both matching. */
+TEST_F(bpf_sb, prog_load)
+{
+	struct sb_listener *l = &self->full;
+	__u32 id = self->prog.id;
+	int k, e;
+
+	ASSERT_TRUE(wait_until(has_prog(l, 0, PERF_BPF_EVENT_PROG_LOAD, id),
+			       WAIT_MS))
+		TH_LOG("no PROG_LOAD record for program %u", id);
+	EXPECT_EQ(0, l->lost);
+	e = find_prog(l, 0, PERF_BPF_EVENT_PROG_LOAD, id);
+	check_prog(_metadata, l, &l->rec[e], &self->prog);
+	/* exactly one: the program was loaded once */
+	EXPECT_EQ(-1, find_prog(l, e + 1, PERF_BPF_EVENT_PROG_LOAD, id));
+
+	k = find_ksym(l, 0, 0, self->prog.ksym_addr);
+	ASSERT_LE(0, k) TH_LOG("no KSYMBOL register record for %s",
+			       self->prog.ksym_name);
+	EXPECT_LT(k, e) TH_LOG("KSYMBOL must come before PROG_LOAD");
+	check_ksym(_metadata, l, &l->rec[k], &self->prog);
+	EXPECT_LE(l->rec[k].sid.time, l->rec[e].sid.time);
+}
+
+/*
+ * Last close: KSYMBOL unregister, then PROG_UNLOAD, for the same program,
+ * written by the closing task.
+ */
+TEST_F(bpf_sb, prog_unload)
+{
+	struct sb_listener *l = &self->full;
+	__u32 id = self->prog.id;
+	int from, k, e;
+
+	ASSERT_TRUE(wait_until(has_prog(l, 0, PERF_BPF_EVENT_PROG_LOAD, id),
+			       WAIT_MS))
+		TH_LOG("no PROG_LOAD record for program %u", id);
+	from = l->nr;
+	ASSERT_EQ(0, close(self->prog_fd));
+	self->prog_fd = -1;
+	ASSERT_TRUE(wait_until(has_prog(l, from, PERF_BPF_EVENT_PROG_UNLOAD,
+					id), WAIT_MS))
+		TH_LOG("no PROG_UNLOAD record after close");
+	EXPECT_EQ(0, l->lost);
+
+	e = find_prog(l, from, PERF_BPF_EVENT_PROG_UNLOAD, id);
+	check_prog(_metadata, l, &l->rec[e], &self->prog);
+	EXPECT_EQ(-1, find_prog(l, e + 1, PERF_BPF_EVENT_PROG_UNLOAD, id));
+
+	k = find_ksym(l, from, PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER,
+		      self->prog.ksym_addr);
+	ASSERT_LE(0, k) TH_LOG("no KSYMBOL unregister record after close");
+	EXPECT_LT(k, e) TH_LOG("KSYMBOL must come before PROG_UNLOAD");
+	check_ksym(_metadata, l, &l->rec[k], &self->prog);
+}
+
+/* Without attr.bpf_event there is no BPF_EVENT record, KSYMBOL still comes. */
+TEST_F(bpf_sb, no_bpf_event_without_flag)
+{
+	struct sb_listener *l = &self->ksym_only;
+	__u64 addr = self->prog.ksym_addr;
+	__u32 id = self->prog.id;
+
+	ASSERT_EQ(0, close(self->prog_fd));
+	self->prog_fd = -1;
+	ASSERT_TRUE(wait_until(has_ksym(l, 0,
+					PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER,
+					addr), WAIT_MS))
+		TH_LOG("no KSYMBOL unregister record after close");
+	/* the listener was live: it saw the symbol come and go */
+	EXPECT_LE(0, find_ksym(l, 0, 0, addr));
+	EXPECT_EQ(0, sb_count(l, PERF_RECORD_BPF_EVENT));
+	/* ... while the listener that asked for them got both */
+	sb_drain(&self->full);
+	EXPECT_LE(0, find_prog(&self->full, 0, PERF_BPF_EVENT_PROG_LOAD, id));
+	EXPECT_LE(0, find_prog(&self->full, 0, PERF_BPF_EVENT_PROG_UNLOAD, id));
+}
+
+/*
+ * A listener on one CPU (pid -1) gets the load and the unload of a program
+ * this task, running on that CPU only, loads and closes: in that order,
+ * stamped with that CPU and this task, and no KSYMBOL record it did not
+ * ask for.
+ */
+TEST(cpu_wide_listener)
+{
+	struct sb_listener *l = calloc(1, sizeof(*l));
+	struct prog_info pi;
+	cpu_set_t set;
+	int cpu = 0, fd, load, unload, err;
+
+	ASSERT_NE(NULL, l);
+	CPU_ZERO(&set);
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(set), &set));
+	while (!CPU_ISSET(cpu, &set))
+		cpu++;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+
+	err = sb_open(l, true, false, -1, cpu);
+	SKIP_IF_NO_PRIV(err, "CPU-wide perf_event_open");
+	ASSERT_EQ(0, err) TH_LOG("listener on CPU %d: %s", cpu, strerror(-err));
+	fd = load_prog(&pi);
+	SKIP_IF_NO_PRIV(fd, "BPF_PROG_LOAD");
+	ASSERT_LE(0, fd) TH_LOG("BPF_PROG_LOAD: %s", strerror(-fd));
+	close(fd);
+
+	/* other programs may come and go on this CPU: look for ours */
+	ASSERT_TRUE(wait_until(has_prog(l, 0, PERF_BPF_EVENT_PROG_UNLOAD,
+					pi.id), WAIT_MS))
+		TH_LOG("no PROG_UNLOAD record for program %u", pi.id);
+	unload = find_prog(l, 0, PERF_BPF_EVENT_PROG_UNLOAD, pi.id);
+	load = find_prog(l, 0, PERF_BPF_EVENT_PROG_LOAD, pi.id);
+	ASSERT_LE(0, load) TH_LOG("no PROG_LOAD record for program %u", pi.id);
+	EXPECT_LT(load, unload);
+	EXPECT_EQ(cpu, l->rec[load].sid.cpu);
+	EXPECT_EQ(cpu, l->rec[unload].sid.cpu);
+	check_sample_id(_metadata, l, &l->rec[load]);
+	check_sample_id(_metadata, l, &l->rec[unload]);
+	EXPECT_EQ(0, sb_count(l, PERF_RECORD_KSYMBOL))
+		TH_LOG("KSYMBOL records on a listener that did not ask");
+	sb_close(l);
+	free(l);
+}
+
+/*
+ * A link record is 64 bytes: the 8-byte header and 24 bytes of fields
+ * (type, flags, id, tag, link_id, link_type, attach_type), then 32 bytes
+ * of sample_id (pid, tid, time, cpu, res, id).
+ */
+#define LINK_RECORD_SIZE	64
+
+/*
+ * A one-page ring, not read while 200 raw_tp links are made and closed:
+ * 400 link records of 64 bytes, 25600 bytes for a 4096-byte ring.  The
+ * kernel keeps one byte of a ring free to tell full from empty, so the
+ * first 63 records fit (4032 bytes) and the other 337 are lost.  The
+ * records read are whole and the first ones written; the others are
+ * counted by a PERF_RECORD_LOST, written with the next record that fits
+ * once the ring has been read (the load of another program).
+ */
+TEST(overflow)
+{
+	struct sb_listener *l = calloc(1, sizeof(*l));
+	const int cycles = 200;
+	struct prog_info pi, last;
+	int prog_fd, fd, err, fit, nr_link = 0, nr_last = 0;
+	__u32 link_id = 0;
+
+	ASSERT_NE(NULL, l);
+	err = sb_open_pages(l, true, false, 0, -1, 1);
+	SKIP_IF_NO_PRIV(err, "perf_event_open");
+	ASSERT_EQ(0, err) TH_LOG("one-page listener: %s", strerror(-err));
+	prog_fd = prog_load_ret(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL, 0, &pi);
+	SKIP_IF_NO_PRIV(prog_fd, "BPF_PROG_LOAD");
+	ASSERT_LE(0, prog_fd) TH_LOG("BPF_PROG_LOAD: %s", strerror(-prog_fd));
+	/* start from an empty ring: forget the program's load */
+	sb_drain(l);
+	l->nr = 0;
+	fit = (l->data_size - 1) / LINK_RECORD_SIZE;
+
+	for (int i = 0; i < cycles; i++) {
+		fd = bpf_raw_tracepoint_open("sched_process_exit", prog_fd);
+		ASSERT_LE(0, fd) TH_LOG("BPF_RAW_TRACEPOINT_OPEN: %s",
+					strerror(-fd));
+		close(fd);
+	}
+	sb_drain(l);
+	/* a PERF_RECORD_LOST needs room too: none until a record fits */
+	EXPECT_EQ(0, l->lost);
+	fd = load_prog(&last);
+	ASSERT_LE(0, fd) TH_LOG("BPF_PROG_LOAD: %s", strerror(-fd));
+	close(fd);
+	ASSERT_TRUE(wait_until(sb_has(l, PERF_RECORD_BPF_EVENT,
+				      PERF_BPF_EVENT_PROG_UNLOAD, 0), WAIT_MS))
+		TH_LOG("no PROG_UNLOAD record after the overflow");
+
+	EXPECT_EQ(0, l->torn);
+	EXPECT_EQ(0, l->other);
+	for (int i = 0; i < l->nr; i++) {
+		struct sb_record *r = &l->rec[i];
+
+		ASSERT_EQ(PERF_RECORD_BPF_EVENT, r->type);
+		EXPECT_EQ(getpid(), (pid_t)r->sid.pid);
+		EXPECT_EQ(l->id, r->sid.id);
+		if (r->bpf.type != PERF_BPF_EVENT_LINK_ATTACH &&
+		    r->bpf.type != PERF_BPF_EVENT_LINK_DETACH) {
+			EXPECT_EQ(last.id, r->bpf.id);
+			nr_last++;
+			continue;
+		}
+		/* whole: every field is the one written */
+		EXPECT_EQ(LINK_RECORD_SIZE - sizeof(struct perf_event_header) -
+			  sizeof(r->sid), r->body);
+		EXPECT_EQ(pi.id, r->bpf.id);
+		EXPECT_EQ(0, memcmp(pi.tag, r->bpf.tag, BPF_TAG_SIZE));
+		EXPECT_EQ(BPF_LINK_TYPE_RAW_TRACEPOINT, r->bpf.link_type);
+		EXPECT_EQ(BPF_TRACE_RAW_TP, r->bpf.attach_type);
+		/* the first ones: attach, detach of that link, attach ... */
+		if (nr_link % 2 == 0) {
+			EXPECT_EQ(PERF_BPF_EVENT_LINK_ATTACH, r->bpf.type);
+			EXPECT_NE(link_id, r->bpf.link_id);
+		} else {
+			EXPECT_EQ(PERF_BPF_EVENT_LINK_DETACH, r->bpf.type);
+			EXPECT_EQ(link_id, r->bpf.link_id);
+		}
+		link_id = r->bpf.link_id;
+		nr_link++;
+	}
+	EXPECT_EQ(fit, nr_link)
+		TH_LOG("%d link records read, %d fit a %llu-byte ring",
+		       nr_link, fit, (unsigned long long)l->data_size);
+	EXPECT_EQ(2 * cycles - fit, l->lost)
+		TH_LOG("%d link records read, %d lost", nr_link, l->lost);
+	/* and the load and unload of the last program, whole */
+	EXPECT_EQ(2, nr_last);
+	close(prog_fd);
+	sb_close(l);
+	free(l);
+}
+
+TEST_HARNESS_MAIN
