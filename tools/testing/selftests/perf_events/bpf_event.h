@@ -129,9 +129,11 @@ static inline __u64 now_ms(void)
 
 /* A test that needs root, run without: skip it, saying so. */
 #define SKIP_IF_NO_PRIV(err, what) do {					\
-	if ((err) == -EPERM || (err) == -EACCES)			\
+	int __err = (err);						\
+									\
+	if (__err == -EPERM || __err == -EACCES)			\
 		SKIP(return, "%s: %s (run as root)", (what),		\
-		     strerror(-(err)));					\
+		     strerror(-__err));					\
 } while (0)
 
 /* Map the ring of the event l->fd, with pages data pages (a power of two). */
@@ -335,6 +337,14 @@ static inline int sb_find_prog(struct sb_listener *l, int from, __u16 type,
 	return -1;
 }
 
+/* Drain, then whether a BPF_EVENT record of this type for prog_id is there. */
+static inline bool sb_has_prog(struct sb_listener *l, __u16 type,
+			       __u32 prog_id)
+{
+	sb_drain(l);
+	return sb_find_prog(l, 0, type, prog_id) >= 0;
+}
+
 /* Index of the next BPF_EVENT record of this type for link_id; -1 if none. */
 static inline int sb_find_link(struct sb_listener *l, int from, __u16 type,
 			       __u32 link_id)
@@ -358,6 +368,14 @@ static inline int sb_count_link(struct sb_listener *l, __u16 type,
 	     i = sb_find_link(l, i + 1, type, link_id))
 		n++;
 	return n;
+}
+
+/* Drain, then whether a BPF_EVENT record of this type for link_id is there. */
+static inline bool sb_has_link(struct sb_listener *l, __u16 type,
+			       __u32 link_id)
+{
+	sb_drain(l);
+	return sb_find_link(l, 0, type, link_id) >= 0;
 }
 
 static inline int sb_cpus_open(struct sb_cpus *c)

@@ -112,11 +112,15 @@ FIXTURE_SETUP(link)
 	int err;
 
 	memset(ctx, 0, sizeof(*ctx));
-	ctx->prog_fd = ctx->prog2_fd = ctx->link_fd = -1;
-	ctx->netns_fd = ctx->orig_netns_fd = -1;
+	ctx->prog_fd = -1;
+	ctx->prog2_fd = -1;
+	ctx->link_fd = -1;
+	ctx->netns_fd = -1;
+	ctx->orig_netns_fd = -1;
 	for (int i = 0; i < ARRAY_SIZE(ctx->fd); i++)
 		ctx->fd[i] = -1;
-	self->task.fd = self->ksym_only.fd = -1;
+	self->task.fd = -1;
+	self->ksym_only.fd = -1;
 
 	err = sb_open(&self->task, true, false, 0, -1);
 	SKIP_IF_NO_PRIV(err, "perf_event_open");
@@ -197,8 +201,7 @@ static void task_fence(struct __test_metadata *_metadata,
 	fd = load_prog(&pi);
 	ASSERT_LE(0, fd) TH_LOG("fence program: %s", strerror(-fd));
 	close(fd);
-	ASSERT_TRUE(wait_until((sb_drain(l), sb_find_prog(l, 0,
-				PERF_BPF_EVENT_PROG_UNLOAD, pi.id) >= 0),
+	ASSERT_TRUE(wait_until(sb_has_prog(l, PERF_BPF_EVENT_PROG_UNLOAD, pi.id),
 			       WAIT_LONG_MS)) TH_LOG("no unload of the fence");
 }
 
@@ -208,10 +211,12 @@ TEST_F(link, lifecycle)
 	struct sb_record *load = NULL, *attach, *detach, *unload = NULL;
 	struct link_ctx *ctx = &self->ctx;
 	struct sb_listener *l = &self->task;
+	struct sb_cpus *c = &self->cpus;
 	struct bpf_link_info info = {};
 	__u32 len = sizeof(info);
 	__u32 id;
 	int a, err;
+	bool ok;
 
 	/* Attach: one LINK_ATTACH, written in this task as bpf() returns. */
 	ctx->link_fd = k->attach(ctx, variant->via);
@@ -222,11 +227,9 @@ TEST_F(link, lifecycle)
 	if (k->has_prog)
 		ASSERT_EQ(self->prog.id, info.prog_id);
 
-	ASSERT_TRUE(wait_until(sb_has(l, PERF_RECORD_BPF_EVENT,
-				      PERF_BPF_EVENT_LINK_ATTACH, 0),
+	ASSERT_TRUE(wait_until(sb_has_link(l, PERF_BPF_EVENT_LINK_ATTACH, id),
 			       WAIT_MS)) TH_LOG("no LINK_ATTACH for link %u", id);
 	a = sb_find_link(l, 0, PERF_BPF_EVENT_LINK_ATTACH, id);
-	ASSERT_LE(0, a) TH_LOG("LINK_ATTACH records, none for link %u", id);
 	check_link_record(_metadata, &l->rec[a], k, self->cur, id);
 	check_sample_id(_metadata, l, &l->rec[a]);
 
@@ -252,9 +255,9 @@ TEST_F(link, lifecycle)
 		ASSERT_TRUE(k->can_detach);
 		ASSERT_EQ(0, bpf_link_detach(ctx->link_fd))
 			TH_LOG("BPF_LINK_DETACH: %s", strerror(errno));
-		ASSERT_TRUE(wait_until((sb_drain(l), sb_count_link(l,
-				PERF_BPF_EVENT_LINK_DETACH, id) > 0), WAIT_MS))
-			TH_LOG("no LINK_DETACH after BPF_LINK_DETACH");
+		ok = wait_until(sb_has_link(l, PERF_BPF_EVENT_LINK_DETACH, id),
+				WAIT_MS);
+		ASSERT_TRUE(ok) TH_LOG("no LINK_DETACH after BPF_LINK_DETACH");
 		/* detaching a detached link detaches nothing more */
 		bpf_link_detach(ctx->link_fd);
 		break;
@@ -273,10 +276,9 @@ TEST_F(link, lifecycle)
 		err = k->remove_target(ctx);
 		ASSERT_EQ(0, err) TH_LOG("%s: %s", k->name, ctx->err);
 		/* from a workqueue, on any CPU, while we hold the link */
-		ASSERT_TRUE(wait_until(sb_cpus_count(&self->cpus,
-				PERF_BPF_EVENT_LINK_DETACH, ANY_PROG, id),
-				WAIT_LONG_MS))
-			TH_LOG("no LINK_DETACH after the attach point went");
+		ok = wait_until(sb_cpus_count(c, PERF_BPF_EVENT_LINK_DETACH,
+					      ANY_PROG, id), WAIT_LONG_MS);
+		ASSERT_TRUE(ok) TH_LOG("no LINK_DETACH after the attach point went");
 		break;
 	}
 
@@ -288,39 +290,38 @@ TEST_F(link, lifecycle)
 		/* the unload comes after the link let its program go */
 		close_fd(&ctx->prog_fd);
 		close_fd(&ctx->prog2_fd);
-		ASSERT_TRUE(wait_until(sb_cpus_count(&self->cpus,
-				PERF_BPF_EVENT_PROG_UNLOAD, last, 0),
-				WAIT_LONG_MS))
-			TH_LOG("no PROG_UNLOAD of program %u", last);
-		sb_cpus_find(&self->cpus, PERF_BPF_EVENT_PROG_UNLOAD, last, 0,
+		ok = wait_until(sb_cpus_count(c, PERF_BPF_EVENT_PROG_UNLOAD,
+					      last, 0), WAIT_LONG_MS);
+		ASSERT_TRUE(ok) TH_LOG("no PROG_UNLOAD of program %u", last);
+		sb_cpus_find(c, PERF_BPF_EVENT_PROG_UNLOAD, last, 0,
 			     &unload);
-		sb_cpus_find(&self->cpus, PERF_BPF_EVENT_PROG_LOAD,
+		sb_cpus_find(c, PERF_BPF_EVENT_PROG_LOAD,
 			     self->prog.id, 0, &load);
 		EXPECT_NE(NULL, load) TH_LOG("no PROG_LOAD of program %u",
 					     self->prog.id);
 	} else {
 		task_fence(_metadata, l);
-		sb_cpus_drain(&self->cpus);
+		sb_cpus_drain(c);
 	}
 	sb_drain(l);
 
-	EXPECT_EQ(1, sb_cpus_find(&self->cpus, PERF_BPF_EVENT_LINK_ATTACH,
+	EXPECT_EQ(1, sb_cpus_find(c, PERF_BPF_EVENT_LINK_ATTACH,
 				  ANY_PROG, id, &attach));
-	EXPECT_EQ(1, sb_cpus_find(&self->cpus, PERF_BPF_EVENT_LINK_DETACH,
+	EXPECT_EQ(1, sb_cpus_find(c, PERF_BPF_EVENT_LINK_DETACH,
 				  ANY_PROG, id, &detach))
 		TH_LOG("%s: LINK_DETACH records for link %u", k->name, id);
 	ASSERT_NE(NULL, detach);
 	check_link_record(_metadata, detach, k, self->cur, id);
 	ASSERT_NE(NULL, attach);
-	EXPECT_TRUE(sb_cpus_before(&self->cpus, attach, detach));
+	EXPECT_TRUE(sb_cpus_before(c, attach, detach));
 	if (load)
-		EXPECT_TRUE(sb_cpus_before(&self->cpus, load, attach));
+		EXPECT_TRUE(sb_cpus_before(c, load, attach));
 	if (unload)
-		EXPECT_TRUE(sb_cpus_before(&self->cpus, detach, unload));
+		EXPECT_TRUE(sb_cpus_before(c, detach, unload));
 	EXPECT_EQ(1, sb_count_link(l, PERF_BPF_EVENT_LINK_ATTACH, id));
 	EXPECT_GE(1, sb_count_link(l, PERF_BPF_EVENT_LINK_DETACH, id));
 	EXPECT_EQ(0, l->lost + l->skipped + l->torn);
-	EXPECT_EQ(0, sb_cpus_lost(&self->cpus));
+	EXPECT_EQ(0, sb_cpus_lost(c));
 
 	/* a listener without bpf_event saw none of it */
 	sb_drain(&self->ksym_only);
