@@ -41,16 +41,19 @@ FIXTURE_VARIANT(link) {
 #define R VIA_RAW_TP_OPEN
 
 LINK_CASE(raw_tp_open_close, kind_raw_tp, R, BY_CLOSE, false);
-LINK_CASE(raw_tp_create_close, kind_raw_tp, C, BY_CLOSE, false);
-LINK_CASE(tp_btf_close, kind_tp_btf, R, BY_CLOSE, false);
+LINK_CASE(tp_btf_open_close, kind_tp_btf, R, BY_CLOSE, false);
+LINK_CASE(tp_btf_create_close, kind_tp_btf, C, BY_CLOSE, false);
 LINK_CASE(fentry_open_close, kind_fentry, R, BY_CLOSE, false);
 LINK_CASE(fentry_create_close, kind_fentry, C, BY_CLOSE, false);
-LINK_CASE(fexit_close, kind_fexit, C, BY_CLOSE, false);
-LINK_CASE(fmod_ret_close, kind_fmod_ret, C, BY_CLOSE, false);
+LINK_CASE(fexit_open_close, kind_fexit, R, BY_CLOSE, false);
+LINK_CASE(fexit_create_close, kind_fexit, C, BY_CLOSE, false);
+LINK_CASE(fmod_ret_open_close, kind_fmod_ret, R, BY_CLOSE, false);
+LINK_CASE(fmod_ret_create_close, kind_fmod_ret, C, BY_CLOSE, false);
 LINK_CASE(lsm_open_close, kind_lsm, R, BY_CLOSE, false);
 LINK_CASE(lsm_create_close, kind_lsm, C, BY_CLOSE, false);
-LINK_CASE(freplace_close, kind_freplace, C, BY_CLOSE, false);
-LINK_CASE(iter_close, kind_iter, C, BY_CLOSE, false);
+LINK_CASE(freplace_open_close, kind_freplace, R, BY_CLOSE, false);
+LINK_CASE(freplace_create_close, kind_freplace, C, BY_CLOSE, false);
+LINK_CASE(iter_create_close, kind_iter, C, BY_CLOSE, false);
 LINK_CASE(iter_update_close, kind_iter, C, BY_CLOSE, true);
 LINK_CASE(perf_event_close, kind_perf_event, C, BY_CLOSE, false);
 LINK_CASE(kprobe_multi_close, kind_kprobe_multi, C, BY_CLOSE, false);
@@ -247,6 +250,7 @@ TEST_F(link, lifecycle)
 		err = k->update(ctx);
 		ASSERT_EQ(0, err) TH_LOG("%s update: %s", k->name, ctx->err);
 		if (k->has_prog) {
+			memset(&info, 0, sizeof(info));
 			len = sizeof(info);
 			ASSERT_EQ(0, bpf_link_get_info_by_fd(ctx->link_fd,
 							     &info, &len));
@@ -272,8 +276,7 @@ TEST_F(link, lifecycle)
 	case BY_CLOSE:
 		if (!k->can_detach) {
 			/* the kernel cannot detach it: no record either */
-			EXPECT_EQ(-1, bpf_link_detach(ctx->link_fd));
-			EXPECT_EQ(EOPNOTSUPP, errno);
+			EXPECT_EQ(-EOPNOTSUPP, bpf_link_detach(ctx->link_fd));
 			task_fence(_metadata, l);
 			EXPECT_EQ(0, sb_count_link(l, PERF_BPF_EVENT_LINK_DETACH,
 						   id));
