@@ -864,10 +864,11 @@ static int cc_value_fill(struct link_ctx *ctx, const struct btf *btf,
  * at boot, which it cannot without module support (the struct has a
  * struct module pointer): then the kind is skipped.
  */
-static int cc_map_create(struct link_ctx *ctx, int *fd, __u32 value_id,
-			 __u32 value_size)
+static int cc_map_create(struct link_ctx *ctx, int *fd, int btf_fd,
+			 __u32 value_id, __u32 value_size)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts,
+		.btf_fd = btf_fd,
 		.btf_vmlinux_value_type_id = value_id,
 		.map_flags = BPF_F_LINK,
 	);
@@ -896,6 +897,7 @@ static int struct_ops_setup(struct link_ctx *ctx)
 {
 	int progs[ARRAY_SIZE(cc_ops)];
 	struct btf *btf = vmlinux_btf(ctx);
+	struct btf *user_btf = NULL;
 	void *value = NULL;
 	__s64 value_size;
 	int value_id;
@@ -916,9 +918,18 @@ static int struct_ops_setup(struct link_ctx *ctx)
 		err = kind_err(ctx, -EINVAL, "size of " CC_VALUE);
 		goto out;
 	}
-	err = cc_map_create(ctx, &ctx->fd[0], value_id, value_size);
+	/* BPF_MAP_CREATE wants the BTF of the map's user, whatever it is */
+	user_btf = btf__new_empty();
+	if (!user_btf || btf__add_int(user_btf, "int", 4, BTF_INT_SIGNED) < 0 ||
+	    btf__load_into_kernel(user_btf)) {
+		err = kind_err(ctx, -errno, "loading BTF for the " CC_OPS " maps");
+		goto out;
+	}
+	err = cc_map_create(ctx, &ctx->fd[0], btf__fd(user_btf), value_id,
+			    value_size);
 	if (!err)
-		err = cc_map_create(ctx, &ctx->fd[1], value_id, value_size);
+		err = cc_map_create(ctx, &ctx->fd[1], btf__fd(user_btf),
+				    value_id, value_size);
 	if (err)
 		goto out;
 	value = calloc(1, value_size);
@@ -935,6 +946,7 @@ out:
 	for (size_t i = 0; i < ARRAY_SIZE(cc_ops); i++)
 		close_fd(&progs[i]);
 	free(value);
+	btf__free(user_btf);
 	btf__free(btf);
 	return err;
 }
