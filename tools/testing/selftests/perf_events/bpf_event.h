@@ -170,6 +170,9 @@ static inline int sb_open_pages(struct sb_listener *l, bool bpf_event,
 		.sample_id_all = 1,
 		.bpf_event = bpf_event,
 		.ksymbol = ksymbol,
+		/* one clock for all CPUs, to order their records */
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC,
 	};
 	int err;
 
@@ -386,6 +389,8 @@ static inline int sb_cpus_open(struct sb_cpus *c)
 	c->l = calloc(c->nr, sizeof(*c->l));
 	if (!c->l)
 		return -ENOMEM;
+	for (int i = 0; i < c->nr; i++)
+		c->l[i].fd = -1;
 	for (int i = 0; i < c->nr; i++) {
 		err = sb_open(&c->l[i], true, false, -1, i);
 		if (err == -ENODEV || err == -EINVAL)	/* offline CPU */

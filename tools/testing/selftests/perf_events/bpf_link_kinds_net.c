@@ -436,9 +436,10 @@ static int lo_setup(struct link_ctx *ctx, enum bpf_prog_type type,
 	return load_progs(ctx, type, expected, 0, ret, what, "CONFIG_NET");
 }
 
+/* Loaded with no attach type, as an XDP program may be: records say BPF_XDP */
 static int xdp_setup(struct link_ctx *ctx)
 {
-	return lo_setup(ctx, BPF_PROG_TYPE_XDP, BPF_XDP, XDP_PASS, "xdp");
+	return lo_setup(ctx, BPF_PROG_TYPE_XDP, 0, XDP_PASS, "xdp");
 }
 
 static int xdp_attach(struct link_ctx *ctx, enum link_via via)
@@ -489,9 +490,10 @@ const struct link_kind kind_tcx_ingress = {
 	.teardown = netns_teardown,
 };
 
+/* Loaded for ingress and linked at egress: records say where it is linked */
 static int tcx_egress_setup(struct link_ctx *ctx)
 {
-	return lo_setup(ctx, BPF_PROG_TYPE_SCHED_CLS, BPF_TCX_EGRESS,
+	return lo_setup(ctx, BPF_PROG_TYPE_SCHED_CLS, BPF_TCX_INGRESS,
 			TCX_PASS, "tcx egress");
 }
 
@@ -675,9 +677,10 @@ static int netkit_primary_setup(struct link_ctx *ctx)
 	return netkit_setup(ctx, BPF_NETKIT_PRIMARY, "netkit primary");
 }
 
+/* Loaded for the primary and linked as the peer, as tcx_egress_setup() */
 static int netkit_peer_setup(struct link_ctx *ctx)
 {
-	return netkit_setup(ctx, BPF_NETKIT_PEER, "netkit peer");
+	return netkit_setup(ctx, BPF_NETKIT_PRIMARY, "netkit peer");
 }
 
 /* Both sides are named by the primary device. */
