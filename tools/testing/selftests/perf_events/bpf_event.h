@@ -393,7 +393,7 @@ static inline int sb_cpus_open(struct sb_cpus *c)
 		c->l[i].fd = -1;
 	for (int i = 0; i < c->nr; i++) {
 		err = sb_open(&c->l[i], true, false, -1, i);
-		if (err == -ENODEV || err == -EINVAL)	/* offline CPU */
+		if (err == -ENODEV)	/* offline CPU */
 			c->l[i].fd = -1;
 		else if (err)
 			return err;

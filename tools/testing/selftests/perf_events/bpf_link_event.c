@@ -21,7 +21,7 @@ FIXTURE(link) {
 	struct link_ctx ctx;
 	struct prog_info prog, prog2;
 	const struct prog_info *cur;	/* the program the link holds now */
-	bool set_up;			/* the kind's setup() ran */
+	bool set_up;			/* the kind's setup() finished */
 };
 
 FIXTURE_VARIANT(link) {
@@ -162,7 +162,8 @@ FIXTURE_SETUP(link)
 		if (err == KIND_SKIP)
 			SKIP(return, "%s: %s", k->name, ctx->skip);
 		SKIP_IF_NO_PRIV(err, k->name);
-		ASSERT_EQ(0, err) TH_LOG("%s setup: %s", k->name, ctx->err);
+		ASSERT_EQ(0, err) TH_LOG("%s setup: %s", k->name,
+					 ctx->err[0] ? ctx->err : strerror(-err));
 	}
 	self->cur = k->has_prog ? &self->prog : NULL;
 	self->set_up = true;
@@ -304,8 +305,14 @@ TEST_F_TIMEOUT(link, lifecycle, 60)
 
 	/*
 	 * The last close adds no second LINK_DETACH; closing an attached
-	 * link writes its one LINK_DETACH before close() returns.
+	 * link writes its one LINK_DETACH before close() returns (unless
+	 * someone else, bpftool say, holds the link at that moment).
 	 */
+	if (variant->by == BY_CLOSE) {
+		sb_drain(l);
+		EXPECT_EQ(0, sb_count_link(l, PERF_BPF_EVENT_LINK_DETACH, id))
+			TH_LOG("%s: LINK_DETACH before the close", k->name);
+	}
 	close_fd(&ctx->link_fd);
 	if (variant->by != BY_TARGET_GONE) {
 		sb_drain(l);
@@ -352,7 +359,8 @@ TEST_F_TIMEOUT(link, lifecycle, 60)
 
 	/* a listener without bpf_event saw the symbols, and none of it */
 	sb_drain(&self->ksym_only);
-	EXPECT_LT(0, sb_count(&self->ksym_only, PERF_RECORD_KSYMBOL));
+	if (!k->has_prog || self->prog.ksym_addr)	/* JIT-compiled */
+		EXPECT_LT(0, sb_count(&self->ksym_only, PERF_RECORD_KSYMBOL));
 	EXPECT_EQ(0, sb_count(&self->ksym_only, PERF_RECORD_BPF_EVENT));
 }
 
