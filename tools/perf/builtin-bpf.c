@@ -1650,7 +1650,12 @@ static int bpf_events__read(struct bpf_events *ev)
 			perf_mmap__consume(&map->core);
 			n++;
 		}
-		perf_mmap__read_done(&map->core);
+		/*
+		 * No perf_mmap__read_done(): it is for rings read backwards.  On
+		 * this forward ring it would move the read position to the head
+		 * as it is now, past the records written since the last read,
+		 * which nobody would ever read, nor count as lost.
+		 */
 	}
 	return n;
 }
