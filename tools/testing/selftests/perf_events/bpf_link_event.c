@@ -109,13 +109,6 @@ LINK_CASE(sockmap_msg_verdict_close, kind_sockmap_msg_verdict, C, BY_CLOSE, fals
 #undef C
 #undef R
 
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
 /* Close what the test holds, then undo the kind's setup. */
 static void link_release(const struct link_kind *k, struct link_ctx *ctx)
 {

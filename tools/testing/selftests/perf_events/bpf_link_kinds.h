@@ -7,7 +7,11 @@
 #ifndef __PERF_EVENTS_BPF_LINK_KINDS_H
 #define __PERF_EVENTS_BPF_LINK_KINDS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 #include <linux/bpf.h>
 
 /* How the link is made. */
@@ -64,6 +68,44 @@ struct link_kind {
 	 */
 	void (*teardown)(struct link_ctx *ctx);
 };
+
+/*
+ * Say in ctx->err what failed and why, and return err (a -errno).
+ * fmt names what was tried.
+ */
+static inline int __attribute__((format(printf, 3, 4)))
+kind_err(struct link_ctx *ctx, int err, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(ctx->err, sizeof(ctx->err), fmt, ap);
+	va_end(ap);
+	if (n >= 0 && n < (int)sizeof(ctx->err))
+		snprintf(ctx->err + n, sizeof(ctx->err) - n, ": %s",
+			 strerror(-err));
+	return err;
+}
+
+/* Say in ctx->skip what is missing, and return KIND_SKIP. */
+static inline int __attribute__((format(printf, 2, 3)))
+kind_skip(struct link_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ctx->skip, sizeof(ctx->skip), fmt, ap);
+	va_end(ap);
+	return KIND_SKIP;
+}
+
+static inline void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
 
 /* bpf_link_kinds_trace.c */
 extern const struct link_kind kind_raw_tp, kind_tp_btf, kind_fentry,

@@ -47,31 +47,6 @@
 #define LSM_CG_HOOK	"bpf_lsm_settime"	/* rare, and not a net hook */
 #define NF_PRIORITY	100
 
-/*
- * Say in ctx->err what failed and why, and return err (a -errno).
- * fmt names what was tried.
- */
-static int kind_err(struct link_ctx *ctx, int err, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(ctx->err, sizeof(ctx->err), fmt, ap);
-	va_end(ap);
-	if (n >= 0 && n < (int)sizeof(ctx->err))
-		snprintf(ctx->err + n, sizeof(ctx->err) - n, ": %s",
-			 strerror(-err));
-	return err;
-}
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
 /* The last line the verifier wrote, for ctx->err. */
 static const char *log_tail(char *log)
 {

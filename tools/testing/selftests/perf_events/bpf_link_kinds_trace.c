@@ -47,43 +47,6 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #endif
 
-/*
- * Say in ctx->err what failed and why, and return err (a -errno).
- * fmt names what was tried.
- */
-static int __attribute__((format(printf, 3, 4)))
-kind_err(struct link_ctx *ctx, int err, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(ctx->err, sizeof(ctx->err), fmt, ap);
-	va_end(ap);
-	if (n >= 0 && n < (int)sizeof(ctx->err))
-		snprintf(ctx->err + n, sizeof(ctx->err) - n, ": %s",
-			 strerror(-err));
-	return err;
-}
-
-static int __attribute__((format(printf, 2, 3)))
-kind_skip(struct link_ctx *ctx, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(ctx->skip, sizeof(ctx->skip), fmt, ap);
-	va_end(ap);
-	return KIND_SKIP;
-}
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
 static void fds_teardown(struct link_ctx *ctx)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(ctx->fd); i++)
