@@ -66,6 +66,35 @@ commit_index() {
 		git_src commit-tree "$tree" -p "$head")
 }
 
+# An overlay file holds a file as the whole series leaves it.  When a
+# later patch of the plan edits a file an earlier one claims (a command,
+# then a subcommand of it), the claiming patch adds the file as it was
+# before: the overlay's version with the later patches' edits to it taken
+# back, the last patch first.  Each later patch then applies its edits.
+declare -A early=()
+edits_tmp=$(mktemp -d "$BUILD_DIR/edits.XXXXXX")
+trap 'rm -rf "$idx" "$msg" "$hdr" "$msg.patch" "$edits_tmp"' EXIT
+mapfile -t plan < <(plan_entries | cut -f1)
+while IFS=$'\t' read -r claimer f; do
+	later=()
+	seen=0
+	for p in "${plan[@]}"; do
+		if [ "$p" = "$claimer" ]; then
+			seen=1
+		elif [ $seen = 1 ] && patch_edits "$p" | grep -qxF -- "$f"; then
+			later+=("$p")
+		fi
+	done
+	[ ${#later[@]} != 0 ] || continue
+	mkdir -p "$edits_tmp/$(dirname "$f")"
+	cp "$TOP/$f" "$edits_tmp/$f"
+	for ((i = ${#later[@]} - 1; i >= 0; i--)); do
+		(cd "$edits_tmp" && GIT_CEILING_DIRECTORIES=$BUILD_DIR git apply -R --include="$f" "$TOP/patches/${later[i]}") ||
+			die "patches/${later[i]} does not apply to the overlay's $f: refresh the patch"
+	done
+	early[$f]=$(git_src hash-object -w --no-filters -- "$edits_tmp/$f")
+done < <(plan_claims)
+
 # add_files FILE...: put these overlay files (relative to $TOP) in the
 # index; MAINTAINERS-fragment becomes the base MAINTAINERS with our entry.
 add_files() {
@@ -80,7 +109,7 @@ add_files() {
 		fi
 		mode=100644
 		[ -x "$TOP/$f" ] && mode=100755
-		blob=$(git_src hash-object -w --no-filters -- "$TOP/$f")
+		blob=${early[$f]:-$(git_src hash-object -w --no-filters -- "$TOP/$f")}
 		printf '%s %s\t%s\n' "$mode" "$blob" "$f"
 	done | git_src update-index --add --index-info
 }
@@ -117,6 +146,12 @@ while IFS=$'\t' read -r p paths; do
 		commit_index "$(printf '%s\n\n%s' "$(sed -n 's/^Subject: //p' "$hdr")" "$(cat "$msg")")"
 	n=$((n + 1))
 done < <(plan_entries)
+
+# After the patches that edit them, such files are the overlay's again.
+for f in "${!early[@]}"; do
+	[ "$(git_src rev-parse "$head:$f")" = "$(git_src hash-object --no-filters -- "$TOP/$f")" ] ||
+		die "the series does not end with the overlay's $f: a patch editing it is out of date"
+done
 
 nfiles=$(overlay_files | wc -l)
 if [ ${#unclaimed[@]} != 0 ]; then

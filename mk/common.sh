@@ -117,6 +117,28 @@ plan_entries() {
 	' "$TOP/patches/series"
 }
 
+# plan_claims: one line per overlay file a patch of the plan claims,
+# "patch<TAB>file", in plan order; a path in the plan claims the file or
+# every file below the directory it names.
+plan_claims() {
+	local p paths path f
+
+	while IFS=$'\t' read -r p paths; do
+		for path in $paths; do
+			while IFS= read -r f; do
+				case $f in
+				"$path" | "$path"/*) printf '%s\t%s\n' "$p" "$f" ;;
+				esac
+			done < <(overlay_files)
+		done
+	done < <(plan_entries)
+}
+
+# patch_edits PATCH: the files the diff of patches/PATCH edits.
+patch_edits() {
+	sed -n 's|^diff --git a/\(.*\) b/.*$|\1|p' "$TOP/patches/$1"
+}
+
 # plan_checkpatch_ignores N: the checkpatch types patch N (1-based) keeps.
 plan_checkpatch_ignores() {
 	awk -v want="$1" '

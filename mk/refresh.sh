@@ -26,10 +26,22 @@ mapfile -t modified < <(git_src diff --name-only HEAD)
 # Not --exclude-standard: the Debian tree's .gitignore ignores every top-level
 # path, and builds write nothing here (they all use O=).
 mapfile -t added < <(git_src ls-files --others)
+# edited_later FILE: a patch other than the one adding the overlay file
+# edits it (see mk/apply.sh): edits to it are folded like upstream's.
+edited_later() {
+	[ -e "$TOP/$1" ] &&
+		[ "$(git_src log --format=%s base..HEAD -- "$1" |
+			grep -cvxF "$OVERLAY_SUBJECT")" -ge 2 ]
+}
+
 upstream=()
+synced=()
 for f in "${modified[@]}" "${added[@]}"; do
 	[ -n "$f" ] || continue
-	if [ -e "$TOP/$f" ] || ! git_src cat-file -e "base:$f" 2>/dev/null; then
+	if edited_later "$f"; then
+		upstream+=("$f")
+		synced+=("$f")
+	elif [ -e "$TOP/$f" ] || ! git_src cat-file -e "base:$f" 2>/dev/null; then
 		mkdir -p "$(dirname "$TOP/$f")"
 		cp -p "$SRC/$f" "$TOP/$f"
 		echo "    overlay: $f"
@@ -102,19 +114,32 @@ fold_edits() {
 
 # Without edits to fold, commits made in the tree are still written out.
 [ ${#upstream[@]} = 0 ] || fold_edits
+for f in "${synced[@]}"; do
+	git_src show "HEAD:$f" >"$TOP/$f"
+	echo "    overlay: $f"
+done
 
 # Write the patch files again from the commits, without the overlay files
-# (and the MAINTAINERS they make), which stay where they are; keep the
+# each adds (and the MAINTAINERS they make), which stay where they are;
+# a later patch's edits to an overlay file stay in that patch.  Keep the
 # plan's lines, patch by patch.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-exclude=(":(exclude)MAINTAINERS")
-while IFS= read -r f; do
-	[ "$f" = MAINTAINERS-fragment ] || exclude+=(":(exclude)$f")
-done < <(overlay_files)
+mapfile -t plan < <(plan_entries | cut -f1)
+declare -A claims=()
+while IFS=$'\t' read -r p f; do
+	[ "$f" = MAINTAINERS-fragment ] || claims[$p]+=" $f"
+done < <(plan_claims)
 i=0
 for c in $(patch_commits); do
 	i=$((i + 1))
+	exclude=(":(exclude)MAINTAINERS")
+	p=${plan[i - 1]:-}
+	if [ -n "$p" ]; then
+		for f in ${claims[$p]:-}; do
+			exclude+=(":(exclude)$f")
+		done
+	fi
 	# c^..c, not -1 c: with a pathspec, -1 would pick the last commit
 	# touching it; --full-history --sparse keep a commit of overlay only.
 	git_src format-patch -q --always --full-history --sparse \

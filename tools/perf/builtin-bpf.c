@@ -49,6 +49,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -84,6 +85,7 @@
 #include "util/pmus.h"
 #include "util/string2.h"
 #include "util/target.h"
+#include "util/term.h"
 #include "util/thread.h"
 
 /* how long a record waits in the queue for older ones from other CPUs */
@@ -1626,10 +1628,13 @@ static int bpf_events__queue(union perf_event *event, void *data)
 	return ordered_events__queue(&ev->oe, event, timestamp, 0, NULL);
 }
 
-/* One pass over every CPU's ring; the number of records read */
-static int bpf_events__read(struct bpf_events *ev)
+/*
+ * One pass over every CPU's ring, each record to its event's side-band
+ * callback; the number of records read.  The first error a callback
+ * returns is kept in *@err.
+ */
+static int bpf_side_band__read(struct evlist *evlist, int *err)
 {
-	struct evlist *evlist = ev->evlist;
 	union perf_event *event;
 	int i, n = 0;
 
@@ -1640,12 +1645,12 @@ static int bpf_events__read(struct bpf_events *ev)
 			continue;
 		while ((event = perf_mmap__read_event(&map->core)) != NULL) {
 			struct evsel *evsel = evlist__event2evsel(evlist, event);
-			int err;
 
 			if (evsel && evsel->side_band.cb) {
-				err = evsel->side_band.cb(event, evsel->side_band.data);
-				if (err && !ev->err)
-					ev->err = err;
+				int ret = evsel->side_band.cb(event, evsel->side_band.data);
+
+				if (ret && !*err)
+					*err = ret;
 			}
 			perf_mmap__consume(&map->core);
 			n++;
@@ -1660,6 +1665,11 @@ static int bpf_events__read(struct bpf_events *ev)
 	return n;
 }
 
+static int bpf_events__read(struct bpf_events *ev)
+{
+	return bpf_side_band__read(ev->evlist, &ev->err);
+}
+
 static void bpf_events__signal(int sig __maybe_unused)
 {
 	done = 1;
@@ -1670,6 +1680,41 @@ static void bpf_events__exec_failed(int signo __maybe_unused, siginfo_t *info,
 {
 	workload_exec_errno = info->si_value.sival_int;
 	done = 1;
+}
+
+/*
+ * Open @attr, a dummy event asking for side-band records, on the CPUs of
+ * @target, with @cb called for each record bpf_side_band__read() reads.
+ */
+static int bpf_side_band__open(struct evlist **evlistp, struct perf_event_attr *attr,
+			       evsel__sb_cb_t *cb, void *data, struct target *target,
+			       unsigned int mmap_pages, const char *cmd)
+{
+	struct evlist *evlist;
+	char msg[BUFSIZ];
+	int err;
+
+	evlist = evlist__new();
+	*evlistp = evlist;
+	if (!evlist)
+		return -ENOMEM;
+	if (evlist__add_sb_event(evlist, attr, cb, data) ||
+	    evlist__create_maps(evlist, target))
+		return -ENOMEM;
+
+	err = evlist__open(evlist);
+	if (err < 0) {
+		evlist__strerror_open(evlist, errno, msg, sizeof(msg));
+		pr_err("perf bpf %s: cannot open the side-band events: %s\n", cmd, msg);
+		return err;
+	}
+	if (evlist__mmap(evlist, mmap_pages) < 0) {
+		pr_err("perf bpf %s: cannot mmap the side-band rings: %s\n"
+		       "(try fewer pages with -m, or raise /proc/sys/kernel/perf_event_mlock_kb)\n",
+		       cmd, str_error_r(errno, msg, sizeof(msg)));
+		return errno ? -errno : -EINVAL;
+	}
+	return 0;
 }
 
 static int bpf_events__open(struct bpf_events *ev, struct target *target)
@@ -1689,32 +1734,12 @@ static int bpf_events__open(struct bpf_events *ev, struct target *target)
 		.clockid	= CLOCK_MONOTONIC,
 		.disabled	= 1,
 	};
-	char msg[BUFSIZ];
-	int err;
 
 	/* wake up for every record: the poll timeout orders them */
 	attr.wakeup_watermark = 1;
 
-	ev->evlist = evlist__new();
-	if (!ev->evlist)
-		return -ENOMEM;
-	if (evlist__add_sb_event(ev->evlist, &attr, bpf_events__queue, ev) ||
-	    evlist__create_maps(ev->evlist, target))
-		return -ENOMEM;
-
-	err = evlist__open(ev->evlist);
-	if (err < 0) {
-		evlist__strerror_open(ev->evlist, errno, msg, sizeof(msg));
-		pr_err("perf bpf events: cannot open the side-band events: %s\n", msg);
-		return err;
-	}
-	if (evlist__mmap(ev->evlist, ev->mmap_pages) < 0) {
-		pr_err("perf bpf events: cannot mmap the side-band rings: %s\n"
-		       "(try fewer pages with -m, or raise /proc/sys/kernel/perf_event_mlock_kb)\n",
-		       str_error_r(errno, msg, sizeof(msg)));
-		return errno ? -errno : -EINVAL;
-	}
-	return 0;
+	return bpf_side_band__open(&ev->evlist, &attr, bpf_events__queue, ev, target,
+				   ev->mmap_pages, "events");
 }
 
 static void bpf_events__summary(struct bpf_events *ev)
@@ -2586,11 +2611,823 @@ out:
 	return err ? -1 : 0;
 }
 
+/* perf bpf top */
+
+/*
+ * A program's run time and count, as the kernel counts them while
+ * BPF_ENABLE_STATS is held (kernel.bpf_stats_enabled): read once a window,
+ * the figures of the window are the differences between two reads.
+ */
+struct bpf_top_prog {
+	struct bpf_prog_desc	desc;
+	char			*attach;	/* its links' types and targets */
+	u64			base_time;	/* at the first read; 0 if loaded since start */
+	u64			base_cnt;
+	u64			time;		/* at the last read */
+	u64			cnt;
+	u64			win_time;	/* over the last window */
+	u64			win_cnt;
+	bool			read;		/* read at least once */
+	bool			seen_load;	/* its load record was read */
+	bool			shown;		/* passes -p */
+	int			gone;		/* windows since it was unloaded */
+};
+
+enum bpf_top_key {
+	BPF_TOP_KEY_RUN_TIME,
+	BPF_TOP_KEY_RUNS,
+	BPF_TOP_KEY_AVG,
+	BPF_TOP_KEY_RUN_TIME_TOTAL,
+	BPF_TOP_KEY_RUNS_TOTAL,
+	BPF_TOP_KEY_ID,
+	BPF_TOP_KEY_NAME,
+	BPF_TOP_KEY_TYPE,
+	BPF_TOP_KEY_MAX,
+};
+
+static const char * const bpf_top_keys[] = {
+	[BPF_TOP_KEY_RUN_TIME]		= "run_time",
+	[BPF_TOP_KEY_RUNS]		= "runs",
+	[BPF_TOP_KEY_AVG]		= "avg",
+	[BPF_TOP_KEY_RUN_TIME_TOTAL]	= "run_time_total",
+	[BPF_TOP_KEY_RUNS_TOTAL]	= "runs_total",
+	[BPF_TOP_KEY_ID]		= "id",
+	[BPF_TOP_KEY_NAME]		= "name",
+	[BPF_TOP_KEY_TYPE]		= "type",
+};
+
+struct bpf_top {
+	struct bpf_out		out;
+	struct bpf_resolver	res;
+	struct evlist		*evlist;
+	struct hashmap		*progs;		/* id -> struct bpf_top_prog * */
+	struct intlist		*ids;		/* --id */
+	struct intlist		*pids;		/* -p: programs these hold */
+	const char		*name_glob;
+	const char		*id_str;
+	const char		*pid_str;
+	const char		*types_str;
+	const char		*sort_str;
+	const char		*output_name;
+	u64			types;		/* --prog-type: bit per enum bpf_prog_type */
+	int			sort[BPF_TOP_KEY_MAX];
+	int			nr_sort;
+	int			entries;	/* -E */
+	double			delay;		/* -d, seconds */
+	int			interval;	/* -I, ms */
+	int			interval_count;
+	unsigned int		mmap_pages;
+	int			nr_cpus;
+	int			stats_fd;
+	bool			stats_were_on;
+	bool			stdio;
+	bool			json;
+	bool			rescan;		/* records were lost: look programs up by id */
+	bool			links_stale;	/* a link came or went */
+	bool			owners_stale;	/* -p: a program came */
+	bool			clear;		/* text on a terminal: one screen a window */
+	u64			start;		/* CLOCK_MONOTONIC, ns */
+	u64			last;		/* the last read */
+	u64			lost;
+	int			err;
+};
+
+static void bpf_top_prog__delete(struct bpf_top_prog *prog)
+{
+	if (prog) {
+		free(prog->desc.name);
+		free(prog->attach);
+		free(prog);
+	}
+}
+
+static bool bpf_top__wanted(struct bpf_top *top, const struct bpf_prog_desc *desc)
+{
+	if (top->ids && !intlist__has_entry(top->ids, desc->id))
+		return false;
+	if (top->types && (desc->type >= 64 || !(top->types & (1ULL << desc->type))))
+		return false;
+	if (top->name_glob && fnmatch(top->name_glob, desc->name ?: "", 0))
+		return false;
+	return true;
+}
+
+/*
+ * Start following program @id: loaded since start if its load record was
+ * read (all its runs count), else there before (its runs count from the
+ * first read).
+ */
+static void bpf_top__add(struct bpf_top *top, u32 id, bool loaded)
+{
+	struct bpf_top_prog *prog;
+	int fd;
+
+	if (hashmap__find(top->progs, id, &prog)) {
+		prog->seen_load |= loaded;
+		return;
+	}
+	fd = bpf_fd_by_id(bpf_prog_get_fd_by_id, id);
+	if (fd < 0)
+		return;		/* gone already */
+	prog = zalloc(sizeof(*prog));
+	if (!prog || bpf_prog_desc__fill(&prog->desc, fd, NULL)) {
+		bpf_top_prog__delete(prog);
+		close(fd);
+		return;
+	}
+	close(fd);
+	prog->seen_load = loaded;
+	prog->shown = !top->pids;
+	if (!bpf_top__wanted(top, &prog->desc) || hashmap__add(top->progs, id, prog)) {
+		bpf_top_prog__delete(prog);
+		return;
+	}
+	top->owners_stale = true;
+	top->links_stale = true;
+}
+
+static void bpf_top__scan(struct bpf_top *top, bool loaded)
+{
+	__u32 id = 0;
+
+	while (!bpf_prog_get_next_id(id, &id))
+		bpf_top__add(top, id, loaded);
+}
+
+/* The side-band callback: programs come and go, links too */
+static int bpf_top__record(union perf_event *event, void *data)
+{
+	struct bpf_top *top = data;
+	struct bpf_top_prog *prog;
+
+	switch (event->header.type) {
+	case PERF_RECORD_BPF_EVENT:
+		switch (event->bpf.type) {
+		case PERF_BPF_EVENT_PROG_LOAD:
+			bpf_top__add(top, event->bpf.id, true);
+			break;
+		case PERF_BPF_EVENT_PROG_UNLOAD:
+			if (hashmap__find(top->progs, event->bpf.id, &prog) && !prog->gone)
+				prog->gone = 1;
+			break;
+		case PERF_BPF_EVENT_LINK_ATTACH:
+		case PERF_BPF_EVENT_LINK_DETACH:
+			top->links_stale = true;
+			break;
+		default:
+			break;
+		}
+		break;
+	case PERF_RECORD_LOST:
+		top->lost += event->lost.lost;
+		top->rescan = true;
+		top->links_stale = true;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* Each program's attach points: "link_type[/attach_type] target", comma separated */
+static void bpf_top__read_links(struct bpf_top *top)
+{
+	struct hashmap_entry *cur;
+	struct bpf_top_prog *prog;
+	size_t bkt;
+	__u32 id = 0;
+
+	hashmap__for_each_entry(top->progs, cur, bkt) {
+		prog = cur->pvalue;
+		zfree(&prog->attach);
+	}
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_desc link = {};
+		char buf[16], abuf[16], *attach;
+		const char *at;
+		int fd;
+
+		fd = bpf_link_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		if (bpf_link_desc__fill(&link, fd, &top->res) ||
+		    !hashmap__find(top->progs, link.prog_id, &prog)) {
+			close(fd);
+			free(link.target);
+			continue;
+		}
+		close(fd);
+		at = attach_type_name(link.attach_type, abuf, sizeof(abuf));
+		if (asprintf(&attach, "%s%s%s%s%s%s",
+			     prog->attach ?: "", prog->attach ? ", " : "",
+			     enum_name(libbpf_bpf_link_type_str(link.type), link.type,
+				       buf, sizeof(buf)),
+			     at ? "/" : "", at ?: "",
+			     link.target && *link.target ? " " : "") >= 0) {
+			char *full;
+
+			if (asprintf(&full, "%s%s", attach,
+				     link.target ? link.target : "") >= 0) {
+				free(prog->attach);
+				prog->attach = full;
+			}
+			free(attach);
+		}
+		free(link.target);
+	}
+	top->links_stale = false;
+}
+
+/* -p: the programs the processes hold, themselves or through a link */
+static void bpf_top__read_owners(struct bpf_top *top)
+{
+	struct bpf_owner_maps owners = {
+		.progs = id_map(),
+		.links = id_map(),
+	};
+	struct hashmap_entry *cur;
+	size_t bkt;
+	__u32 id = 0;
+
+	if (!owners.progs || !owners.links)
+		goto out;
+	bpf_owner_maps__scan(&owners);
+	hashmap__for_each_entry(top->progs, cur, bkt) {
+		struct bpf_top_prog *prog = cur->pvalue;
+		struct bpf_owners *o = bpf_owners__find(owners.progs, prog->desc.id);
+		int i;
+
+		prog->shown = false;
+		for (i = 0; o && i < o->nr && !prog->shown; i++)
+			prog->shown = intlist__has_entry(top->pids, o->v[i].pid);
+	}
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+		struct bpf_owners *o = bpf_owners__find(owners.links, id);
+		struct bpf_top_prog *prog;
+		int fd, i;
+
+		if (!o)
+			continue;
+		fd = bpf_link_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		if (!bpf_link_get_info_by_fd(fd, &info, &len) &&
+		    hashmap__find(top->progs, info.prog_id, &prog)) {
+			for (i = 0; i < o->nr && !prog->shown; i++)
+				prog->shown = intlist__has_entry(top->pids, o->v[i].pid);
+		}
+		close(fd);
+	}
+	top->owners_stale = false;
+out:
+	bpf_owner_map__free(owners.progs);
+	bpf_owner_map__free(owners.links);
+}
+
+/*
+ * Read every program's run time and count: the window's figures are what
+ * they grew by since the last read.  A program the kernel no longer has
+ * is gone even if its unload record was lost.
+ */
+static void bpf_top__read_stats(struct bpf_top *top)
+{
+	struct hashmap_entry *cur, *tmp;
+	size_t bkt;
+
+	hashmap__for_each_entry_safe(top->progs, cur, tmp, bkt) {
+		struct bpf_top_prog *prog = cur->pvalue;
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd;
+
+		if (prog->gone) {
+			/* shown for the window it went in, then forgotten */
+			if (prog->gone++ > 1) {
+				hashmap__delete(top->progs, prog->desc.id, NULL, NULL);
+				bpf_top_prog__delete(prog);
+				continue;
+			}
+			prog->win_time = prog->win_cnt = 0;
+			continue;
+		}
+		if (!prog->shown)
+			continue;
+		fd = bpf_prog_get_fd_by_id(prog->desc.id);
+		if (fd < 0 || bpf_prog_get_info_by_fd(fd, &info, &len)) {
+			if (fd >= 0)
+				close(fd);
+			prog->gone = 2;
+			prog->win_time = prog->win_cnt = 0;
+			continue;
+		}
+		close(fd);
+		if (!prog->read) {
+			prog->read = true;
+			if (!prog->seen_load) {
+				prog->base_time = info.run_time_ns;
+				prog->base_cnt = info.run_cnt;
+			}
+			prog->time = prog->base_time;
+			prog->cnt = prog->base_cnt;
+		}
+		prog->win_time = info.run_time_ns - prog->time;
+		prog->win_cnt = info.run_cnt - prog->cnt;
+		prog->time = info.run_time_ns;
+		prog->cnt = info.run_cnt;
+	}
+}
+
+static u64 bpf_top_prog__avg(const struct bpf_top_prog *prog)
+{
+	return prog->win_cnt ? prog->win_time / prog->win_cnt : 0;
+}
+
+static const struct bpf_top *bpf_top__sorting;
+
+static int bpf_top__cmp(const void *pa, const void *pb)
+{
+	const struct bpf_top_prog *a = *(const struct bpf_top_prog * const *)pa;
+	const struct bpf_top_prog *b = *(const struct bpf_top_prog * const *)pb;
+	const struct bpf_top *top = bpf_top__sorting;
+	u64 va = 0, vb = 0;
+	int i, ret;
+
+	for (i = 0; i < top->nr_sort; i++) {
+		switch (top->sort[i]) {
+		case BPF_TOP_KEY_RUN_TIME:
+			va = a->win_time;
+			vb = b->win_time;
+			break;
+		case BPF_TOP_KEY_RUNS:
+			va = a->win_cnt;
+			vb = b->win_cnt;
+			break;
+		case BPF_TOP_KEY_AVG:
+			va = bpf_top_prog__avg(a);
+			vb = bpf_top_prog__avg(b);
+			break;
+		case BPF_TOP_KEY_RUN_TIME_TOTAL:
+			va = a->time - a->base_time;
+			vb = b->time - b->base_time;
+			break;
+		case BPF_TOP_KEY_RUNS_TOTAL:
+			va = a->cnt - a->base_cnt;
+			vb = b->cnt - b->base_cnt;
+			break;
+		case BPF_TOP_KEY_ID:
+			/* ascending, like names */
+			va = b->desc.id;
+			vb = a->desc.id;
+			break;
+		case BPF_TOP_KEY_NAME:
+			ret = strcmp(a->desc.name ?: "", b->desc.name ?: "");
+			if (ret)
+				return ret;
+			continue;
+		case BPF_TOP_KEY_TYPE:
+			ret = strcmp(libbpf_bpf_prog_type_str(a->desc.type) ?: "",
+				     libbpf_bpf_prog_type_str(b->desc.type) ?: "");
+			if (ret)
+				return ret;
+			continue;
+		default:
+			break;
+		}
+		if (va != vb)
+			return va > vb ? -1 : 1;
+	}
+	return a->desc.id < b->desc.id ? -1 : a->desc.id > b->desc.id;
+}
+
+/* The programs to show, sorted; NULL if out of memory */
+static struct bpf_top_prog **bpf_top__sorted(struct bpf_top *top, int *nr)
+{
+	struct bpf_top_prog **v;
+	struct hashmap_entry *cur;
+	size_t bkt;
+	int n = 0;
+
+	v = calloc(hashmap__size(top->progs) + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	hashmap__for_each_entry(top->progs, cur, bkt) {
+		struct bpf_top_prog *prog = cur->pvalue;
+
+		if (prog->shown && (prog->read || prog->gone))
+			v[n++] = prog;
+	}
+	bpf_top__sorting = top;
+	qsort(v, n, sizeof(*v), bpf_top__cmp);
+	*nr = n;
+	return v;
+}
+
+/* -x and -j: a line a program a window */
+static const char * const bpf_top_columns[] = {
+	"time", "prog_id", "prog_name", "prog_type", "run_cnt", "run_time_ns", "avg_ns",
+	"runs_per_sec", "cpu_pct", "cpu_pct_all", "run_cnt_total", "run_time_ns_total",
+	"gone", "attach", NULL,
+};
+
+static void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v, int nr,
+				    u64 now, u64 window)
+{
+	struct bpf_out *out = &top->out;
+	u64 since = now - top->start;
+	char buf[32];
+	int i;
+
+	for (i = 0; i < nr; i++) {
+		struct bpf_top_prog *prog = v[i];
+		double one = window ? 100.0 * prog->win_time / window : 0;
+
+		out_begin(out);
+		out_key(out, "time");
+		fprintf(out->fp, "%" PRIu64 ".%06" PRIu64, since / NSEC_PER_SEC,
+			(since % NSEC_PER_SEC) / NSEC_PER_USEC);
+		out_u64(out, "prog_id", prog->desc.id);
+		out_str(out, "prog_name", prog->desc.name ?: "");
+		out_str(out, "prog_type", enum_name(libbpf_bpf_prog_type_str(prog->desc.type),
+						    prog->desc.type, buf, sizeof(buf)));
+		out_u64(out, "run_cnt", prog->win_cnt);
+		out_u64(out, "run_time_ns", prog->win_time);
+		out_u64(out, "avg_ns", bpf_top_prog__avg(prog));
+		out_key(out, "runs_per_sec");
+		fprintf(out->fp, "%.1f", window ? (double)prog->win_cnt * NSEC_PER_SEC / window : 0);
+		out_key(out, "cpu_pct");
+		fprintf(out->fp, "%.3f", one);
+		out_key(out, "cpu_pct_all");
+		fprintf(out->fp, "%.3f", one / top->nr_cpus);
+		out_u64(out, "run_cnt_total", prog->cnt - prog->base_cnt);
+		out_u64(out, "run_time_ns_total", prog->time - prog->base_time);
+		out_key(out, "gone");
+		fputs(prog->gone ? "true" : "false", out->fp);
+		out_str(out, "attach", prog->attach ?: "");
+		out_end(out);
+	}
+}
+
+/* Text: a screen a window, cut to the terminal's size when it is one */
+static void bpf_top__print_screen(struct bpf_top *top, struct bpf_top_prog **v, int nr,
+				  u64 window)
+{
+	FILE *fp = top->out.fp;
+	struct winsize ws = { .ws_row = 0, .ws_col = 0 };
+	int rows = INT_MAX, cols = INT_MAX, i, total_nr = hashmap__size(top->progs);
+	double all = 0;
+	char line[1024];
+
+	for (i = 0; i < nr; i++)
+		all += v[i]->win_time;
+	if (top->clear) {
+		get_term_dimensions(&ws);
+		rows = ws.ws_row > 4 ? ws.ws_row - 4 : 1;
+		cols = ws.ws_col > 1 ? ws.ws_col : 80;
+		if (cols > (int)sizeof(line))
+			cols = sizeof(line);
+		fputs("\033[H\033[2J", fp);
+	}
+	snprintf(line, sizeof(line),
+		 "perf bpf top: %d programs, %d shown; window %.2fs; BPF %.2f%% of one CPU, %.2f%% of %d",
+		 total_nr, nr, (double)window / NSEC_PER_SEC,
+		 window ? 100.0 * all / window : 0, window ? 100.0 * all / window / top->nr_cpus : 0,
+		 top->nr_cpus);
+	fprintf(fp, "%.*s\n", cols, line);
+	if (top->lost) {
+		snprintf(line, sizeof(line), "(%" PRIu64 " side-band records lost: programs were looked up by id)",
+			 top->lost);
+		fprintf(fp, "%.*s\n", cols, line);
+	}
+	snprintf(line, sizeof(line), "%8s %-16s %-14s %10s %9s %7s %7s %12s %12s  %s",
+		 "ID", "NAME", "TYPE", "RUNS/s", "AVG ns", "%CPU", "%ALL", "RUNS", "TIME ms",
+		 "ATTACH");
+	fprintf(fp, "\n%.*s\n", cols, line);
+	if (!nr)
+		fprintf(fp, "(no BPF programs%s)\n",
+			total_nr ? " match" : " loaded");
+	for (i = 0; i < nr && i < rows && (!top->entries || i < top->entries); i++) {
+		struct bpf_top_prog *prog = v[i];
+		double one = window ? 100.0 * prog->win_time / window : 0;
+		char name[64], type[16];
+
+		snprintf(name, sizeof(name), "%s%s", prog->desc.name && *prog->desc.name ?
+			 prog->desc.name : "-", prog->gone ? " (gone)" : "");
+		snprintf(line, sizeof(line),
+			 "%8u %-16s %-14s %10.1f %9" PRIu64 " %7.2f %7.2f %12" PRIu64 " %12.3f  %s",
+			 prog->desc.id, name,
+			 enum_name(libbpf_bpf_prog_type_str(prog->desc.type), prog->desc.type,
+				   type, sizeof(type)),
+			 window ? (double)prog->win_cnt * NSEC_PER_SEC / window : 0,
+			 bpf_top_prog__avg(prog), one, one / top->nr_cpus,
+			 prog->cnt - prog->base_cnt,
+			 (double)(prog->time - prog->base_time) / NSEC_PER_MSEC,
+			 prog->attach ?: "-");
+		fprintf(fp, "%.*s\n", cols, line);
+	}
+	if (!top->clear)
+		fputc('\n', fp);
+}
+
+static void bpf_top__refresh(struct bpf_top *top, u64 now, bool print)
+{
+	struct bpf_top_prog **v;
+	u64 window = now - top->last;
+	int nr = 0;
+
+	if (top->rescan) {
+		top->rescan = false;
+		bpf_top__scan(top, true);
+	}
+	if (top->pids && top->owners_stale)
+		bpf_top__read_owners(top);
+	if (top->links_stale)
+		bpf_top__read_links(top);
+	bpf_top__read_stats(top);
+	top->last = now;
+	if (!print)
+		return;
+	v = bpf_top__sorted(top, &nr);
+	if (!v) {
+		top->err = -ENOMEM;
+		return;
+	}
+	if (top->out.format == BPF_FORMAT_TEXT)
+		bpf_top__print_screen(top, v, nr, window);
+	else
+		bpf_top__print_interval(top, v, top->entries && nr > top->entries ?
+					top->entries : nr, now, window);
+	fflush(top->out.fp);
+	free(v);
+}
+
+static int bpf_top__loop(struct bpf_top *top)
+{
+	u64 period = top->interval ? (u64)top->interval * NSEC_PER_MSEC :
+			 (u64)(top->delay * NSEC_PER_SEC);
+	u64 next, now;
+	int windows = 0;
+
+	evlist__enable(top->evlist);
+	top->start = now_ns();
+	bpf_top__scan(top, false);
+	bpf_top__refresh(top, top->start, false);
+	next = top->start + period;
+
+	while (!done && !top->err) {
+		int timeout;
+
+		bpf_side_band__read(top->evlist, &top->err);
+		now = now_ns();
+		if (now >= next) {
+			bpf_top__refresh(top, now, true);
+			next += period;
+			/* stalled past a window or more: the next one starts now */
+			if (next <= now)
+				next = now + period;
+			if (top->interval_count && ++windows >= top->interval_count)
+				break;
+			continue;
+		}
+		timeout = (next - now) / NSEC_PER_MSEC + 1;
+		if (done)
+			break;
+		evlist__poll(top->evlist, timeout > 1000 ? 1000 : timeout);
+	}
+	evlist__disable(top->evlist);
+	return top->err;
+}
+
+static int bpf_top__parse_types(struct bpf_top *top)
+{
+	char *s, *tok, *save = NULL;
+	int t;
+
+	s = strdup(top->types_str);
+	if (!s)
+		return -ENOMEM;
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (t = 0; t < 64; t++) {
+			const char *name = libbpf_bpf_prog_type_str(t);
+
+			if (name && !strcmp(name, tok))
+				break;
+		}
+		if (t == 64) {
+			pr_err("perf bpf top: --prog-type: unknown program type '%s' (libbpf's names: tracepoint, kprobe, xdp, ...)\n",
+			       tok);
+			free(s);
+			return -EINVAL;
+		}
+		top->types |= 1ULL << t;
+	}
+	free(s);
+	return 0;
+}
+
+static int bpf_top__parse_sort(struct bpf_top *top)
+{
+	char *s, *tok, *save = NULL;
+	int k;
+
+	s = strdup(top->sort_str);
+	if (!s)
+		return -ENOMEM;
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (k = 0; k < BPF_TOP_KEY_MAX; k++) {
+			if (!strcmp(bpf_top_keys[k], tok))
+				break;
+		}
+		if (k == BPF_TOP_KEY_MAX || top->nr_sort == BPF_TOP_KEY_MAX) {
+			pr_err("perf bpf top: -s: unknown sort key '%s' (run_time, runs, avg, run_time_total, runs_total, id, name, type)\n",
+			       tok);
+			free(s);
+			return -EINVAL;
+		}
+		top->sort[top->nr_sort++] = k;
+	}
+	free(s);
+	return top->nr_sort ? 0 : -EINVAL;
+}
+
+static void bpf_top__exit(struct bpf_top *top)
+{
+	struct hashmap_entry *cur;
+	size_t bkt;
+
+	evlist__delete(top->evlist);
+	if (top->progs) {
+		hashmap__for_each_entry(top->progs, cur, bkt)
+			bpf_top_prog__delete(cur->pvalue);
+		hashmap__free(top->progs);
+	}
+	intlist__delete(top->ids);
+	intlist__delete(top->pids);
+	bpf_resolver__exit(&top->res);
+	if (top->stats_fd >= 0)
+		close(top->stats_fd);
+	if (top->out.fp && top->out.fp != stdout)
+		fclose(top->out.fp);
+}
+
+static int bpf_top__parse_delay(const struct option *opt, const char *str,
+				int unset __maybe_unused)
+{
+	double *delay = opt->value;
+	char *end;
+
+	errno = 0;
+	*delay = strtod(str, &end);
+	if (errno || end == str || *end || !(*delay >= 0.1) || *delay > 1e6) {
+		pr_err("perf bpf top: -d takes a number of seconds from 0.1, not '%s'\n", str);
+		return -1;
+	}
+	return 0;
+}
+
+static int cmd_bpf_top(int argc, const char **argv)
+{
+	struct bpf_top top = {
+		.delay = 2,
+		.mmap_pages = UINT_MAX,
+		.stats_fd = -1,
+		.sort_str = "run_time,run_time_total",
+	};
+	struct target target = { .system_wide = true, .uid = UINT_MAX, };
+	struct perf_event_attr attr = {
+		.type		= PERF_TYPE_SOFTWARE,
+		.config		= PERF_COUNT_SW_DUMMY,
+		.size		= sizeof(attr),
+		.sample_id_all	= 1,
+		.bpf_event	= 1,
+		.watermark	= 1,
+		.wakeup_watermark = 1,
+		.disabled	= 1,
+	};
+	const char *sep = NULL;
+	const char * const usage[] = {
+		"perf bpf top [<options>]",
+		NULL
+	};
+	const struct option options[] = {
+	OPT_CALLBACK('d', "delay", &top.delay, "secs",
+		     "seconds between refreshes of the screen (default 2)", bpf_top__parse_delay),
+	OPT_INTEGER('I', "interval-print", &top.interval,
+		    "print the figures every this many ms (default: -d)"),
+	OPT_INTEGER(0, "interval-count", &top.interval_count,
+		    "stop after this many refreshes"),
+	OPT_STRING('s', "sort", &top.sort_str, "key[,key...]",
+		   "sort by run_time, runs, avg, run_time_total, runs_total, id, name, type"),
+	OPT_INTEGER('E', "entries", &top.entries, "show this many programs at most"),
+	OPT_STRING(0, "name", &top.name_glob, "glob", "only the programs whose name matches"),
+	OPT_STRING(0, "prog-type", &top.types_str, "type[,type...]",
+		   "only programs of these types (libbpf's names: tracepoint, kprobe, ...)"),
+	OPT_STRING(0, "id", &top.id_str, "id[,id...]", "only these programs"),
+	OPT_STRING('p', "pid", &top.pid_str, "pid[,pid...]",
+		   "only the programs these processes hold, or hold links to"),
+	OPT_BOOLEAN(0, "stdio", &top.stdio, "print text, a screen a refresh"),
+	OPT_STRING('x', "field-separator", &sep, "separator",
+		   "print CSV with this separator, a header line first, a line a program a refresh"),
+	OPT_BOOLEAN('j', "json-output", &top.json,
+		    "print one JSON object a program a refresh"),
+	OPT_STRING('o', "output", &top.output_name, "file", "output file name"),
+	OPT_CALLBACK('m', "mmap-pages", &top.mmap_pages, "pages",
+		     "number of mmap data pages per CPU", evlist__parse_mmap_pages),
+	OPT_INCR('v', "verbose", &verbose, "be more verbose"),
+	OPT_END()
+	};
+	struct sigaction act = { .sa_handler = bpf_events__signal };
+	char msg[BUFSIZ];
+	int err, on = 0;
+
+	argc = parse_options(argc, argv, options, usage, 0);
+	if (argc)
+		usage_with_options_msg(usage, options, "unexpected argument '%s'", argv[0]);
+	if (sep && top.json)
+		usage_with_options_msg(usage, options, "-x and -j are mutually exclusive");
+	if ((sep || top.json) && top.stdio)
+		usage_with_options_msg(usage, options, "--stdio goes with neither -x nor -j");
+	if (top.interval < 0 || (top.interval && top.interval < 10))
+		usage_with_options_msg(usage, options, "-I takes 10 ms or more");
+	if (top.interval_count < 0)
+		usage_with_options_msg(usage, options, "--interval-count takes a positive count");
+	if (top.entries < 0)
+		usage_with_options_msg(usage, options, "-E takes a positive count");
+	if (top.id_str) {
+		top.ids = intlist__new(top.id_str);
+		if (!top.ids)
+			usage_with_options_msg(usage, options, "--id takes program ids, not '%s'",
+					       top.id_str);
+	}
+	if (top.pid_str) {
+		top.pids = intlist__new(top.pid_str);
+		if (!top.pids)
+			usage_with_options_msg(usage, options, "-p takes process ids, not '%s'",
+					       top.pid_str);
+	}
+	if (bpf_top__parse_sort(&top) ||
+	    (top.types_str && bpf_top__parse_types(&top))) {
+		err = -1;
+		goto out;
+	}
+	if (bpf_check_privileges("top", true)) {
+		err = -1;
+		goto out;
+	}
+
+	err = bpf_out__setup(&top.out, sep, top.json, top.output_name, "top");
+	if (err)
+		goto out;
+	top.clear = top.out.format == BPF_FORMAT_TEXT && isatty(fileno(top.out.fp));
+	top.nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (top.nr_cpus < 1)
+		top.nr_cpus = 1;
+
+	/*
+	 * Run-time stats through an fd: the kernel turns them off when the
+	 * last holder closes it, killed or not.  The sysctl is never written.
+	 */
+	top.stats_were_on = sysctl__read_int("kernel/bpf_stats_enabled", &on) == 0 && on;
+	top.stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (top.stats_fd < 0) {
+		err = -errno;
+		pr_err("perf bpf top: cannot turn BPF run-time stats on (BPF_ENABLE_STATS): %s\n",
+		       str_error_r(errno, msg, sizeof(msg)));
+		goto out;
+	}
+	if (top.stats_were_on)
+		pr_warning("perf bpf top: kernel.bpf_stats_enabled is 1: BPF run-time stats were on before and stay on\n");
+
+	err = -ENOMEM;
+	if (bpf_resolver__init(&top.res))
+		goto out;
+	top.progs = id_map();
+	if (!top.progs)
+		goto out;
+	/* the records first, then the programs there: none falls in between */
+	err = bpf_side_band__open(&top.evlist, &attr, bpf_top__record, &top, &target,
+				  top.mmap_pages, "top");
+	if (err)
+		goto out;
+
+	sigaction(SIGINT, &act, NULL);
+	sigaction(SIGTERM, &act, NULL);
+	out_header(&top.out, bpf_top_columns);
+	err = bpf_top__loop(&top);
+	if (err < 0 && err != -1)
+		pr_err("perf bpf top: %s\n", str_error_r(-err, msg, sizeof(msg)));
+out:
+	bpf_top__exit(&top);
+	return err ? -1 : 0;
+}
+
 int cmd_bpf(int argc, const char **argv)
 {
 	static const char * const usage[] = {
 		"perf bpf events [<options>] [-- <command> [<args>]]",
 		"perf bpf list [<options>]",
+		"perf bpf top [<options>]",
 		NULL
 	};
 	const struct option options[] = {
@@ -2604,6 +3441,8 @@ int cmd_bpf(int argc, const char **argv)
 		return cmd_bpf_events(argc, argv);
 	if (!strcmp(argv[0], "list"))
 		return cmd_bpf_list(argc, argv);
+	if (!strcmp(argv[0], "top"))
+		return cmd_bpf_top(argc, argv);
 	usage_with_options_msg(usage, options, "unknown subcommand '%s'", argv[0]);
 	return -1;
 }
