@@ -2789,7 +2789,33 @@ static int bpf_top__record(union perf_event *event, void *data)
 	return 0;
 }
 
-/* Each program's attach points: "link_type[/attach_type] target", comma separated */
+/* Whether a link of @type always has @attach_type, saying nothing more */
+static bool bpf_link__sole_attach_type(u32 type, u32 attach_type)
+{
+	switch (type) {
+	case BPF_LINK_TYPE_RAW_TRACEPOINT:
+		return attach_type == BPF_TRACE_RAW_TP;
+	case BPF_LINK_TYPE_PERF_EVENT:
+		return attach_type == BPF_PERF_EVENT;
+	case BPF_LINK_TYPE_XDP:
+		return attach_type == BPF_XDP;
+	case BPF_LINK_TYPE_ITER:
+		return attach_type == BPF_TRACE_ITER;
+	case BPF_LINK_TYPE_NETFILTER:
+		return attach_type == BPF_NETFILTER;
+	case BPF_LINK_TYPE_STRUCT_OPS:
+		return attach_type == BPF_STRUCT_OPS;
+	case BPF_LINK_TYPE_UPROBE_MULTI:
+		return attach_type == BPF_TRACE_UPROBE_MULTI;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Each program's attach points: "link_type[/attach_type] target", comma
+ * separated; the attach type where the link type does not tell it.
+ */
 static void bpf_top__read_links(struct bpf_top *top)
 {
 	struct hashmap_entry *cur;
@@ -2817,7 +2843,9 @@ static void bpf_top__read_links(struct bpf_top *top)
 			continue;
 		}
 		close(fd);
-		at = attach_type_name(link.attach_type, abuf, sizeof(abuf));
+		at = NULL;
+		if (!bpf_link__sole_attach_type(link.type, link.attach_type))
+			at = attach_type_name(link.attach_type, abuf, sizeof(abuf));
 		if (asprintf(&attach, "%s%s%s%s%s%s",
 			     prog->attach ?: "", prog->attach ? ", " : "",
 			     enum_name(libbpf_bpf_link_type_str(link.type), link.type,
@@ -3303,7 +3331,6 @@ static int cmd_bpf_top(int argc, const char **argv)
 		.bpf_event	= 1,
 		.watermark	= 1,
 		.wakeup_watermark = 1,
-		.disabled	= 1,
 	};
 	const char *sep = NULL;
 	const char * const usage[] = {
@@ -3384,6 +3411,18 @@ static int cmd_bpf_top(int argc, const char **argv)
 	if (top.nr_cpus < 1)
 		top.nr_cpus = 1;
 
+	err = -ENOMEM;
+	if (bpf_resolver__init(&top.res))
+		goto out;
+	top.progs = id_map();
+	if (!top.progs)
+		goto out;
+	/* the records first, then the programs there: none falls in between */
+	err = bpf_side_band__open(&top.evlist, &attr, bpf_top__record, &top, &target,
+				  top.mmap_pages, "top");
+	if (err)
+		goto out;
+
 	/*
 	 * Run-time stats through an fd: the kernel turns them off when the
 	 * last holder closes it, killed or not.  The sysctl is never written.
@@ -3398,18 +3437,6 @@ static int cmd_bpf_top(int argc, const char **argv)
 	}
 	if (top.stats_were_on)
 		pr_warning("perf bpf top: kernel.bpf_stats_enabled is 1: BPF run-time stats were on before and stay on\n");
-
-	err = -ENOMEM;
-	if (bpf_resolver__init(&top.res))
-		goto out;
-	top.progs = id_map();
-	if (!top.progs)
-		goto out;
-	/* the records first, then the programs there: none falls in between */
-	err = bpf_side_band__open(&top.evlist, &attr, bpf_top__record, &top, &target,
-				  top.mmap_pages, "top");
-	if (err)
-		goto out;
 
 	sigaction(SIGINT, &act, NULL);
 	sigaction(SIGTERM, &act, NULL);

@@ -28,6 +28,14 @@
  *	times a second; print "churn OPS SECS", each operation being four
  *	PERF_RECORD_BPF_EVENT records.
  *
+ *   perf test -w bpf_links runs
+ *	Load a tracepoint program named pbt_runs and attach it through a
+ *	perf_event link to syscalls:sys_enter_getcpu, which nothing else
+ *	enters (glibc asks the vDSO); print "prog runs ID pbt_runs", "link
+ *	runs ID PROG_ID syscalls:sys_enter_getcpu" and "ready".  Then, for
+ *	each line "run N" on stdin, enter getcpu N times and print "ran N";
+ *	at any other line, or the end, close the link and the program.
+ *
  * Programs are named pbt_KIND, built from instructions here so that nothing
  * needs clang.
  * Exit status: 0, 1 on failure, 2 if perf was built without libbpf.
@@ -305,6 +313,69 @@ static int bpf_links_churn(const char *cgroup, double secs, double rate)
 	return 0;
 }
 
+/* The id of tracepoint CATEGORY/NAME, from tracefs */
+static int bpf_links_tracepoint(const char *category, const char *name)
+{
+	static const char * const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[256];
+	size_t i;
+	int id = -1;
+
+	for (i = 0; i < ARRAY_SIZE(roots) && id < 0; i++) {
+		FILE *fp;
+
+		snprintf(path, sizeof(path), "%s/events/%s/%s/id", roots[i], category, name);
+		fp = fopen(path, "r");
+		if (!fp)
+			continue;
+		if (fscanf(fp, "%d", &id) != 1)
+			id = -1;
+		fclose(fp);
+	}
+	return id;
+}
+
+static int bpf_links_runs(void)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(attr),
+		.sample_period = 1,
+	};
+	int fd, perf_fd, link_fd, tp, n, i;
+	char line[32];
+	unsigned int cpu;
+
+	tp = bpf_links_tracepoint("syscalls", "sys_enter_getcpu");
+	if (tp < 0)
+		return bpf_links_fail("no tracepoint syscalls:sys_enter_getcpu in tracefs");
+	attr.config = tp;
+	fd = bpf_links_load("pbt_runs", BPF_PROG_TYPE_TRACEPOINT, 0, 0, 0, -1);
+	if (fd < 0)
+		return bpf_links_fail("pbt_runs");
+	printf("prog runs %u pbt_runs\n", bpf_links_prog_id(fd));
+	perf_fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, 0);
+	if (perf_fd < 0)
+		return bpf_links_fail("perf_event_open syscalls:sys_enter_getcpu");
+	link_fd = bpf_link_create(fd, perf_fd, BPF_PERF_EVENT, NULL);
+	if (link_fd < 0)
+		return bpf_links_fail("perf_event link");
+	printf("link runs %u %u syscalls:sys_enter_getcpu\nready\n",
+	       bpf_links_link_id(link_fd), bpf_links_prog_id(fd));
+	fflush(stdout);
+
+	while (fgets(line, sizeof(line), stdin) && sscanf(line, "run %d", &n) == 1) {
+		for (i = 0; i < n; i++)
+			syscall(__NR_getcpu, &cpu, NULL, NULL);
+		printf("ran %d\n", n);
+		fflush(stdout);
+	}
+	close(link_fd);
+	close(perf_fd);
+	close(fd);
+	return 0;
+}
+
 static int bpf_links(int argc, const char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[0], "links"))
@@ -313,7 +384,10 @@ static int bpf_links(int argc, const char **argv)
 		return bpf_links_short(atoi(argv[1]));
 	if (argc >= 3 && !strcmp(argv[0], "churn"))
 		return bpf_links_churn(argv[1], atof(argv[2]), argc > 3 ? atof(argv[3]) : 0);
-	fprintf(stderr, "usage: %s links CGROUP [FUNC] | short N | churn CGROUP SECS [RATE]\n",
+	if (argc == 1 && !strcmp(argv[0], "runs"))
+		return bpf_links_runs();
+	fprintf(stderr,
+		"usage: %s links CGROUP [FUNC] | short N | churn CGROUP SECS [RATE] | runs\n",
 		__func__);
 	return 1;
 }

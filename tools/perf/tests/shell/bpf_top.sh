@@ -1,0 +1,224 @@
+#!/bin/bash
+# perf bpf top counts the runs of a program loaded after it started
+# SPDX-License-Identifier: GPL-2.0
+#
+# perf bpf top -j runs first; then the bpf_links workload loads pbt_runs,
+# a tracepoint program on syscalls:sys_enter_getcpu, which only the
+# workload enters.  The program must show up in perf bpf top's output
+# with its attach point before it runs; once the workload has entered
+# getcpu N times, its runs since start must be N (a few more are allowed
+# for another task entering getcpu without the vDSO), its run time not
+# zero, and every window's runs must add up to that total.  CSV and the
+# text screen (on a pipe and on a pseudo-terminal) must show it too; an
+# unloaded program is marked gone.  After kill -9 of perf bpf top, BPF
+# stats are off again: the program's run count stays as it was while it
+# runs on.  Bad options and a user without CAP_SYS_ADMIN get an error.
+
+set -u
+# shellcheck source=lib/perf_bpf.sh
+. "$(dirname "$0")"/lib/perf_bpf.sh
+
+pbt_require python3 bpftool
+tmp=$(pbt_dir)
+runs=1000
+
+stats=$(cat /proc/sys/kernel/bpf_stats_enabled) || pbt_skip "no kernel.bpf_stats_enabled"
+[ "$stats" = 0 ] ||
+	pbt_skip "kernel.bpf_stats_enabled is 1: perf bpf top's own stats cannot be told apart"
+
+stats_are() {
+	[ "$(cat /proc/sys/kernel/bpf_stats_enabled)" = "$1" ]
+}
+
+# holds_stats PID: PID holds the fd of BPF_ENABLE_STATS (the sysctl does
+# not show what such fds turn on)
+holds_stats() {
+	local fd
+
+	for fd in "/proc/$1/fd"/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = anon_inode:bpf-stats ] && return 0
+	done
+	return 1
+}
+
+# top NAME ARGS...: perf bpf top in the background, output in NAME.out;
+# returns once it holds BPF stats on, which it does after it opened the
+# side-band records, so that any program loaded from then on is new to it.
+top() {
+	local name=$1 pid
+
+	shift
+	perf bpf top -o "$tmp/$name.out" "$@" 2>"$tmp/$name.err" &
+	pid=$!
+	pbt_track $pid
+	echo $pid >"$tmp/$name.pid"
+	pbt_wait 60 holds_stats $pid ||
+		pbt_fail "perf bpf top $* did not turn stats on within 60 s: $(cat "$tmp/$name.err")"
+}
+
+# has_line FILE ID [PATTERN]: FILE has a JSON line of program ID (matching PATTERN)
+has_line() {
+	grep "\"prog_id\":$2," "$1" 2>/dev/null | grep -q -- "${3:-}"
+}
+
+top main -j -I 300 --name 'pbt_*'
+
+# The workload, loading and attaching as soon as it starts; orders on fd 3.
+mkfifo "$tmp/runs.ctl"
+perf test -w bpf_links runs <"$tmp/runs.ctl" >"$tmp/runs.out" 2>"$tmp/runs.err" &
+pid=$!
+pbt_track $pid
+echo $pid >"$tmp/runs.pid"
+exec 3>"$tmp/runs.ctl"
+pbt_wait 120 pbt_links_ready runs ||
+	pbt_fail "bpf_links runs not ready within 120 s: $(cat "$tmp/runs.out" "$tmp/runs.err")"
+id=$(awk '$1 == "prog" && $2 == "runs" { print $3 }' "$tmp/runs.out")
+[ -n "$id" ] || pbt_fail "no program id from bpf_links runs: $(cat "$tmp/runs.out")"
+
+pbt_wait 60 has_line "$tmp/main.out" "$id" ||
+	pbt_fail "pbt_runs ($id), loaded after perf bpf top started, not shown within 60 s:" \
+		"$(cat "$tmp/main.err")"
+has_line "$tmp/main.out" "$id" 'sys_enter_getcpu' ||
+	pbt_fail "pbt_runs shown without its attach point: $(grep -m1 "\"prog_id\":$id," "$tmp/main.out")"
+echo "pbt_runs ($id) shown: $(grep -m1 "\"prog_id\":$id," "$tmp/main.out")"
+
+pbt_links_tell runs "run $runs"
+pbt_wait 120 grep -qx "ran $runs" "$tmp/runs.out" ||
+	pbt_fail "bpf_links runs did not run within 120 s: $(cat "$tmp/runs.err")"
+pbt_wait 60 has_line "$tmp/main.out" "$id" "\"run_cnt_total\":[1-9][0-9]\{3,\}," ||
+	pbt_fail "no window shows $runs runs of pbt_runs within 60 s"
+# the window after that one is printed complete
+more_lines() {
+	[ "$(wc -l <"$tmp/main.out")" -gt "$1" ]
+}
+pbt_wait 60 more_lines "$(wc -l <"$tmp/main.out")" ||
+	pbt_fail "perf bpf top printed nothing more within 60 s"
+
+python3 - "$tmp/main.out" "$id" "$runs" "$(nproc)" <<'EOF' ||
+import json, sys
+
+path, pid, runs, ncpus = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+rows = []
+for line in open(path):
+    try:
+        rows.append(json.loads(line))
+    except ValueError:
+        if line.endswith("\n"):
+            sys.exit("not JSON: %r" % line)
+mine = [r for r in rows if r["prog_id"] == pid]
+errors = []
+if any(not r["prog_name"].startswith("pbt_") for r in rows):
+    errors.append("--name 'pbt_*' let other programs through")
+keys = {"time", "prog_id", "prog_name", "prog_type", "run_cnt", "run_time_ns", "avg_ns",
+        "runs_per_sec", "cpu_pct", "cpu_pct_all", "run_cnt_total", "run_time_ns_total",
+        "gone", "attach"}
+if set(mine[0]) != keys:
+    errors.append("keys %s, want %s" % (sorted(mine[0]), sorted(keys)))
+if mine[0]["run_cnt_total"] != 0:
+    errors.append("first window already has %d runs" % mine[0]["run_cnt_total"])
+if mine[0]["prog_type"] != "tracepoint" or mine[0]["prog_name"] != "pbt_runs":
+    errors.append("name and type: %s %s" % (mine[0]["prog_name"], mine[0]["prog_type"]))
+last = mine[-1]
+if not runs <= last["run_cnt_total"] <= runs + 10:
+    errors.append("%d runs since start, want %d (+10 at most)" % (last["run_cnt_total"], runs))
+if last["run_time_ns_total"] <= 0:
+    errors.append("no run time")
+total_cnt = sum(r["run_cnt"] for r in mine)
+total_ns = sum(r["run_time_ns"] for r in mine)
+if total_cnt != last["run_cnt_total"] or total_ns != last["run_time_ns_total"]:
+    errors.append("windows add up to %d runs %d ns, totals %d runs %d ns" %
+                  (total_cnt, total_ns, last["run_cnt_total"], last["run_time_ns_total"]))
+prev = 0
+for r in mine:
+    if r["time"] <= prev:
+        errors.append("time %s after %s" % (r["time"], prev))
+    prev = r["time"]
+    if r["run_cnt"] and r["avg_ns"] != r["run_time_ns"] // r["run_cnt"]:
+        errors.append("avg_ns %d of %d ns / %d runs" % (r["avg_ns"], r["run_time_ns"], r["run_cnt"]))
+    if abs(r["cpu_pct_all"] * ncpus - r["cpu_pct"]) > 0.001 * ncpus + 0.001:
+        errors.append("cpu_pct_all %s is not cpu_pct %s / %d CPUs" %
+                      (r["cpu_pct_all"], r["cpu_pct"], ncpus))
+    if r["gone"]:
+        errors.append("gone while loaded")
+busy = [r for r in mine if r["run_cnt"]]
+print("%d windows, %d with runs; %d runs, %d ns since start" %
+      (len(mine), len(busy), last["run_cnt_total"], last["run_time_ns_total"]))
+if errors:
+    sys.exit("; ".join(errors))
+EOF
+	pbt_fail "perf bpf top -j: see above; output: $(grep "\"prog_id\":$id," "$tmp/main.out")"
+
+# CSV: a header, then a line of pbt_runs
+perf bpf top -x';' -I 200 --interval-count 1 --id "$id" >"$tmp/csv" 2>"$tmp/csv.err" ||
+	pbt_fail "perf bpf top -x failed: $(cat "$tmp/csv.err")"
+head -n 1 "$tmp/csv" | grep -q '^time;prog_id;prog_name;prog_type;run_cnt;run_time_ns;' ||
+	pbt_fail "no CSV header: $(head -n 1 "$tmp/csv")"
+[ "$(grep -c "^[0-9.]*;$id;pbt_runs;tracepoint;" "$tmp/csv")" = 1 ] ||
+	pbt_fail "no one CSV line of pbt_runs: $(cat "$tmp/csv")"
+
+# text, on a pipe and on a pseudo-terminal
+perf bpf top --stdio -d 0.2 --interval-count 1 --id "$id" >"$tmp/text" 2>"$tmp/text.err" ||
+	pbt_fail "perf bpf top --stdio failed: $(cat "$tmp/text.err")"
+grep -Eq "^ +$id pbt_runs +tracepoint " "$tmp/text" ||
+	pbt_fail "no row of pbt_runs in the text: $(cat "$tmp/text")"
+if command -v script >/dev/null; then
+	script -qec "perf bpf top -d 0.2 --interval-count 2 --id $id" "$tmp/tty" >/dev/null 2>&1 ||
+		pbt_fail "perf bpf top on a terminal failed: $(cat "$tmp/tty")"
+	grep -q "pbt_runs" "$tmp/tty" || pbt_fail "no pbt_runs on the terminal: $(cat "$tmp/tty")"
+	grep -q $'\033\[2J' "$tmp/tty" || pbt_fail "the terminal was not cleared between screens"
+	echo "on a terminal: $(grep -a -m1 pbt_runs "$tmp/tty" | tr -d '\r')"
+else
+	echo "script not found: perf bpf top not run on a terminal"
+fi
+
+# kill -9: the kernel turns the stats off with the fd; the run count stays
+kill -9 "$(cat "$tmp/main.pid")"
+pbt_wait_gone "$(cat "$tmp/main.pid")" 60 || pbt_fail "perf bpf top outlived kill -9"
+cnt() {
+	bpftool prog show id "$id" -j | python3 -c 'import json,sys; print(json.load(sys.stdin).get("run_cnt", 0))'
+}
+before=$(cnt)
+pbt_links_tell runs "run 100"
+pbt_wait 120 grep -qx "ran 100" "$tmp/runs.out" || pbt_fail "bpf_links runs did not run again"
+after=$(cnt)
+[ "$before" = "$after" ] && [ "$before" -ge "$runs" ] ||
+	pbt_fail "after kill -9 of perf bpf top: run_cnt $before, then $after after 100 more runs"
+echo "after kill -9: stats off, run_cnt stays $before over 100 more runs"
+
+# an unloaded program is marked gone
+top gone -j -I 300 --id "$id"
+pbt_wait 60 has_line "$tmp/gone.out" "$id" || pbt_fail "perf bpf top --id $id shows nothing"
+pbt_links_tell runs go
+exec 3>&-
+pbt_wait_gone "$pid" 120 || pbt_fail "bpf_links runs still running 120 s after its go"
+pbt_reap "$pid" || pbt_fail "bpf_links runs failed: $(cat "$tmp/runs.err")"
+pbt_wait 60 has_line "$tmp/gone.out" "$id" '"gone":true' ||
+	pbt_fail "pbt_runs not marked gone after its unload: $(tail -n 3 "$tmp/gone.out")"
+kill -INT "$(cat "$tmp/gone.pid")"
+pbt_wait_gone "$(cat "$tmp/gone.pid")" 60 || pbt_fail "perf bpf top still running after SIGINT"
+pbt_reap "$(cat "$tmp/gone.pid")" || pbt_fail "perf bpf top: exit $? after SIGINT"
+echo "unloaded: $(grep -m1 '"gone":true' "$tmp/gone.out")"
+
+# errors
+expect_error() {
+	local what=$1 pattern=$2
+
+	shift 2
+	"$@" >"$tmp/err.out" 2>&1 && pbt_fail "$what: succeeded"
+	grep -q -- "$pattern" "$tmp/err.out" ||
+		pbt_fail "$what: no '$pattern' in: $(cat "$tmp/err.out")"
+	echo "$what: $(grep -m1 -- "$pattern" "$tmp/err.out" | sed 's/^ *//')"
+}
+expect_error "-x and -j" "mutually exclusive" perf bpf top -x, -j
+expect_error "bad sort key" "unknown sort key 'cost'" perf bpf top -s cost
+expect_error "bad program type" "unknown program type 'nope'" perf bpf top --prog-type nope
+expect_error "bad -d" "-d takes a number of seconds" perf bpf top -d 0
+expect_error "bad -I" "-I takes 10 ms or more" perf bpf top -I 1
+expect_error "bad --id" "--id takes program ids" perf bpf top --id x
+if command -v setpriv >/dev/null; then
+	expect_error "unprivileged" "lacks CAP_SYS_ADMIN" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups perf bpf top --interval-count 1
+fi
+stats_are 0 || pbt_fail "kernel.bpf_stats_enabled is 1 at the end"
+
+pbt_end
