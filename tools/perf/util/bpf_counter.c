@@ -118,12 +118,14 @@
  * the programs are gone, which every session holds.
  */
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include <dirent.h>
 #include <sys/file.h>
@@ -132,6 +134,7 @@
 #include <sys/statfs.h>
 #include <linux/err.h>
 #include <linux/perf_event.h>
+#include <linux/string.h>
 #include <linux/zalloc.h>
 #include <api/fs/fs.h>
 #include <perf/bpf_perf.h>
@@ -288,6 +291,78 @@ out:
 	return err;
 }
 
+/* Whether @tok is a program tag: 2 * BPF_TAG_SIZE hex digits, not all decimal */
+static bool profiler_is_tag(const char *tok)
+{
+	return strlen(tok) == 2 * BPF_TAG_SIZE &&
+	       strspn(tok, "0123456789abcdefABCDEF") == 2 * BPF_TAG_SIZE &&
+	       strspn(tok, "0123456789") != 2 * BPF_TAG_SIZE;
+}
+
+/* Whether the program behind @fd has the tag or the name @tok */
+static bool profiler_prog_matches(int fd, const char *tok, bool tag)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	char hex[2 * BPF_TAG_SIZE + 1], *full;
+	bool match;
+	int i;
+
+	if (bpf_prog_get_info_by_fd(fd, &info, &len))
+		return false;
+	if (tag) {
+		for (i = 0; i < BPF_TAG_SIZE; i++)
+			sprintf(hex + 2 * i, "%02x", info.tag[i]);
+		return !strcasecmp(hex, tok);
+	}
+	if (strlen(info.name) < BPF_OBJ_NAME_LEN - 1)
+		return !strcmp(info.name, tok);
+	/* a name cut to fit bpf_prog_info: the whole one is in BTF */
+	if (!strstarts(tok, info.name))
+		return false;
+	full = profiler_prog_func_name(fd);
+	match = full && !strcmp(full, tok);
+	free(full);
+	return match;
+}
+
+/* Profile every program loaded now with the tag or the name @tok */
+static int profiler_load_matching(struct evsel *evsel, const char *tok)
+{
+	bool tag = profiler_is_tag(tok);
+	__u32 id = 0, last = 0;
+	int n = 0, fd, err;
+
+	/* the profilers loaded meanwhile have higher ids: stop before them */
+	while (!bpf_prog_get_next_id(last, &last))
+		;
+	while (id < last && !bpf_prog_get_next_id(id, &id)) {
+		bool match;
+
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		match = profiler_prog_matches(fd, tok, tag);
+		close(fd);
+		if (!match)
+			continue;
+		pr_debug("bpf prog %s: id %u\n", tok, id);
+		err = profiler_load_one(evsel, id);
+		if (err)
+			return err;
+		n++;
+	}
+	if (!n) {
+		pr_err("Failed to find a bpf prog with the %s %s\n", tag ? "tag" : "name", tok);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * -b takes program ids, tags and names, comma separated: a tag or a name
+ * stands for every program loaded with it.
+ */
 static int bpf_program_profiler__load(struct evsel *evsel,
 				      struct target *target)
 {
@@ -301,6 +376,12 @@ static int bpf_program_profiler__load(struct evsel *evsel,
 
 	for (tok = strtok_r(ids, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
+		if (!isdigit((unsigned char)*tok) || profiler_is_tag(tok)) {
+			err = profiler_load_matching(evsel, tok);
+			if (err)
+				break;
+			continue;
+		}
 		errno = 0;
 		id = strtoul(tok, &end, 10);
 		if (errno || *end || id == 0 || id >= UINT_MAX) {

@@ -4,7 +4,8 @@
 #
 # bperf's leader program runs on every context switch while a bperf
 # session lives: profile it with perf stat -b and check that its runs are
-# seen, and that bad program ids are refused.
+# seen; that it finds the program by name and by tag too; and that bad
+# program ids, names and tags are refused.
 
 set -u
 # shellcheck source=lib/bperf.sh
@@ -30,6 +31,23 @@ bperf_track $load
 perf stat -b "$id" -e cpu-clock -x, -o "$tmp/prof.out" --timeout 2000 \
 	2>"$tmp/prof.err" 9>&- ||
 	bperf_fail "perf stat -b failed: $(cat "$tmp/prof.err")"
+# By name and by tag: -v names the program each stands for, which must be
+# that one alone, and it counts.
+tag=$(bpftool prog show id "$id" | awk '{ for (i = 1; i < NF; i++) if ($i == "tag") print $(i + 1) }')
+[ -n "$tag" ] || bperf_fail "no tag for program $id: $(bpftool prog show id "$id")"
+for by in bperf_switch "$tag"; do
+	perf stat -v -b "$by" -e cpu-clock -x, -o "$tmp/by.out" --timeout 1000 \
+		2>"$tmp/by.err" 9>&- ||
+		bperf_fail "perf stat -b $by failed: $(cat "$tmp/by.err")"
+	picked=$(sed -n "s/^bpf prog $by: id //p" "$tmp/by.err" | tr '\n' ' ')
+	[ "$picked" = "$id " ] ||
+		bperf_fail "perf stat -b $by profiled programs '$picked', want $id alone"
+	count=$(bperf_count by cpu-clock) ||
+		bperf_fail "perf stat -b $by: no count: $(cat "$tmp/by.out" "$tmp/by.err")"
+	awk -v t="$count" 'BEGIN { exit !(t > 0) }' ||
+		bperf_fail "perf stat -b $by: the program's runs were not seen"
+	echo "perf stat -b $by: program $id, $count msec of cpu-clock"
+done
 kill $load 2>/dev/null
 bperf_unlock
 wait
@@ -42,11 +60,12 @@ awk -v t="$total" 'BEGIN { exit !(t > 0) }' ||
 	bperf_fail "the program's runs were not seen: $(cat "$tmp/prof.out")"
 
 # Bad program ids are refused, as upstream perf refuses them.
-for bad in 0 abc 4294967290; do
+for bad in 0 no_such_prog 0123456789abcdef 4294967290 1x; do
 	if perf stat -b "$bad" -e cpu-clock --timeout 100 >"$tmp/bad.out" 2>&1; then
 		bperf_fail "perf stat -b $bad succeeded"
 	fi
-	grep -Eq "Failed to (parse bpf prog ids|open fd for bpf prog)" "$tmp/bad.out" ||
+	grep -Eq "Failed to (parse bpf prog ids|open fd for bpf prog|find a bpf prog with the (name|tag))" \
+		"$tmp/bad.out" ||
 		bperf_fail "perf stat -b $bad: $(cat "$tmp/bad.out")"
 done
 exit 0
