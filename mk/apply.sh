@@ -81,7 +81,7 @@ while IFS=$'\t' read -r claimer f; do
 	for p in "${plan[@]}"; do
 		if [ "$p" = "$claimer" ]; then
 			seen=1
-		elif [ $seen = 1 ] && patch_edits "$p" | grep -qxF -- "$f"; then
+		elif [ $seen = 1 ] && grep -qxF -- "$f" < <(patch_edits "$p"); then
 			later+=("$p")
 		fi
 	done
@@ -89,7 +89,7 @@ while IFS=$'\t' read -r claimer f; do
 	mkdir -p "$edits_tmp/$(dirname "$f")"
 	cp "$TOP/$f" "$edits_tmp/$f"
 	for ((i = ${#later[@]} - 1; i >= 0; i--)); do
-		(cd "$edits_tmp" && GIT_CEILING_DIRECTORIES=$BUILD_DIR git apply -R --include="$f" "$TOP/patches/${later[i]}") ||
+		(cd "$edits_tmp" && GIT_CEILING_DIRECTORIES=$(cd .. && pwd -P) git apply -R --include="$f" "$TOP/patches/${later[i]}") ||
 			die "patches/${later[i]} does not apply to the overlay's $f: refresh the patch"
 	done
 	early[$f]=$(git_src hash-object -w --no-filters -- "$edits_tmp/$f")
@@ -150,7 +150,7 @@ done < <(plan_entries)
 # After the patches that edit them, such files are the overlay's again.
 for f in "${!early[@]}"; do
 	[ "$(git_src rev-parse "$head:$f")" = "$(git_src hash-object --no-filters -- "$TOP/$f")" ] ||
-		die "the series does not end with the overlay's $f: a patch editing it is out of date"
+		die "the series does not end with the overlay's $f: refresh the patches editing it"
 done
 
 nfiles=$(overlay_files | wc -l)

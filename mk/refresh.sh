@@ -35,12 +35,10 @@ edited_later() {
 }
 
 upstream=()
-synced=()
 for f in "${modified[@]}" "${added[@]}"; do
 	[ -n "$f" ] || continue
 	if edited_later "$f"; then
 		upstream+=("$f")
-		synced+=("$f")
 	elif [ -e "$TOP/$f" ] || ! git_src cat-file -e "base:$f" 2>/dev/null; then
 		mkdir -p "$(dirname "$TOP/$f")"
 		cp -p "$SRC/$f" "$TOP/$f"
@@ -114,10 +112,14 @@ fold_edits() {
 
 # Without edits to fold, commits made in the tree are still written out.
 [ ${#upstream[@]} = 0 ] || fold_edits
-for f in "${synced[@]}"; do
+# The overlay holds files as the series leaves them: those later patches
+# edit may have changed in the commits (a fold, a commit made in the tree).
+while IFS= read -r f; do
+	[ "$f" != MAINTAINERS-fragment ] && edited_later "$f" || continue
+	git_src show "HEAD:$f" | cmp -s - "$TOP/$f" && continue
 	git_src show "HEAD:$f" >"$TOP/$f"
 	echo "    overlay: $f"
-done
+done < <(overlay_files)
 
 # Write the patch files again from the commits, without the overlay files
 # each adds (and the MAINTAINERS they make), which stay where they are;

@@ -83,6 +83,7 @@
 #include "util/ordered-events.h"
 #include "util/pmu.h"
 #include "util/pmus.h"
+#include "util/strbuf.h"
 #include "util/string2.h"
 #include "util/target.h"
 #include "util/term.h"
@@ -1857,12 +1858,15 @@ static int bpf_events__loop(struct bpf_events *ev, bool workload)
 	return ev->err;
 }
 
-static int bpf_parse_duration(const struct option *opt, const char *str,
-			      int unset __maybe_unused)
+static int bpf_parse_duration(const struct option *opt, const char *str, int unset)
 {
 	struct bpf_events *ev = opt->value;
 	char *end;
 
+	if (unset || !str) {
+		pr_err("perf bpf events: --duration takes a number of seconds\n");
+		return -1;
+	}
 	errno = 0;
 	ev->duration = strtod(str, &end);
 	if (errno || end == str || *end || !(ev->duration > 0) ||
@@ -2620,7 +2624,7 @@ out:
  */
 struct bpf_top_prog {
 	struct bpf_prog_desc	desc;
-	char			*attach;	/* its links' types and targets */
+	struct strbuf		attach;		/* its links' types and targets */
 	u64			base_time;	/* at the first read; 0 if loaded since start */
 	u64			base_cnt;
 	u64			time;		/* at the last read */
@@ -2630,7 +2634,7 @@ struct bpf_top_prog {
 	bool			read;		/* read at least once */
 	bool			seen_load;	/* its load record was read */
 	bool			shown;		/* passes -p */
-	int			gone;		/* windows since it was unloaded */
+	int			gone;		/* refreshes since it was unloaded */
 };
 
 enum bpf_top_key {
@@ -2680,11 +2684,12 @@ struct bpf_top {
 	int			nr_cpus;
 	int			stats_fd;
 	bool			stats_were_on;
+	bool			delay_set;	/* -d given */
+	bool			links_always;	/* no link records: read links each refresh */
 	bool			stdio;
 	bool			json;
 	bool			rescan;		/* records were lost: look programs up by id */
 	bool			links_stale;	/* a link came or went */
-	bool			owners_stale;	/* -p: a program came */
 	bool			clear;		/* text on a terminal: one screen a window */
 	u64			start;		/* CLOCK_MONOTONIC, ns */
 	u64			last;		/* the last read */
@@ -2696,7 +2701,7 @@ static void bpf_top_prog__delete(struct bpf_top_prog *prog)
 {
 	if (prog) {
 		free(prog->desc.name);
-		free(prog->attach);
+		strbuf_release(&prog->attach);
 		free(prog);
 	}
 }
@@ -2730,6 +2735,8 @@ static void bpf_top__add(struct bpf_top *top, u32 id, bool loaded)
 	if (fd < 0)
 		return;		/* gone already */
 	prog = zalloc(sizeof(*prog));
+	if (prog)
+		strbuf_init(&prog->attach, 0);
 	if (!prog || bpf_prog_desc__fill(&prog->desc, fd, NULL)) {
 		bpf_top_prog__delete(prog);
 		close(fd);
@@ -2742,7 +2749,6 @@ static void bpf_top__add(struct bpf_top *top, u32 id, bool loaded)
 		bpf_top_prog__delete(prog);
 		return;
 	}
-	top->owners_stale = true;
 	top->links_stale = true;
 }
 
@@ -2825,17 +2831,22 @@ static void bpf_top__read_links(struct bpf_top *top)
 
 	hashmap__for_each_entry(top->progs, cur, bkt) {
 		prog = cur->pvalue;
-		zfree(&prog->attach);
+		strbuf_setlen(&prog->attach, 0);
 	}
+	top->links_stale = false;
 	while (!bpf_link_get_next_id(id, &id)) {
 		struct bpf_link_desc link = {};
-		char buf[16], abuf[16], *attach;
+		char buf[16], abuf[16];
 		const char *at;
 		int fd;
 
-		fd = bpf_link_get_fd_by_id(id);
-		if (fd < 0)
+		/* attached, its id not published yet: EAGAIN for a moment */
+		fd = bpf_fd_by_id(bpf_link_get_fd_by_id, id);
+		if (fd < 0) {
+			if (errno == EAGAIN)
+				top->links_stale = true;
 			continue;
+		}
 		if (bpf_link_desc__fill(&link, fd, &top->res) ||
 		    !hashmap__find(top->progs, link.prog_id, &prog)) {
 			close(fd);
@@ -2846,27 +2857,19 @@ static void bpf_top__read_links(struct bpf_top *top)
 		at = NULL;
 		if (!bpf_link__sole_attach_type(link.type, link.attach_type))
 			at = attach_type_name(link.attach_type, abuf, sizeof(abuf));
-		if (asprintf(&attach, "%s%s%s%s%s%s",
-			     prog->attach ?: "", prog->attach ? ", " : "",
-			     enum_name(libbpf_bpf_link_type_str(link.type), link.type,
-				       buf, sizeof(buf)),
-			     at ? "/" : "", at ?: "",
-			     link.target && *link.target ? " " : "") >= 0) {
-			char *full;
-
-			if (asprintf(&full, "%s%s", attach,
-				     link.target ? link.target : "") >= 0) {
-				free(prog->attach);
-				prog->attach = full;
-			}
-			free(attach);
-		}
+		strbuf_addf(&prog->attach, "%s%s%s%s%s%s", prog->attach.len ? ", " : "",
+			    enum_name(libbpf_bpf_link_type_str(link.type), link.type,
+				      buf, sizeof(buf)),
+			    at ? "/" : "", at ?: "",
+			    link.target && *link.target ? " " : "", link.target ?: "");
 		free(link.target);
 	}
-	top->links_stale = false;
 }
 
-/* -p: the programs the processes hold, themselves or through a link */
+/*
+ * -p: the programs the processes hold, themselves or through a link, as
+ * their fds say at each refresh
+ */
 static void bpf_top__read_owners(struct bpf_top *top)
 {
 	struct bpf_owner_maps owners = {
@@ -2874,50 +2877,40 @@ static void bpf_top__read_owners(struct bpf_top *top)
 		.links = id_map(),
 	};
 	struct hashmap_entry *cur;
+	struct int_node *node;
+	struct bpf_top_prog *prog;
 	size_t bkt;
-	__u32 id = 0;
 
 	if (!owners.progs || !owners.links)
 		goto out;
-	bpf_owner_maps__scan(&owners);
+	intlist__for_each_entry(node, top->pids)
+		bpf_owner_maps__scan_pid(&owners, node->i);
 	hashmap__for_each_entry(top->progs, cur, bkt) {
-		struct bpf_top_prog *prog = cur->pvalue;
-		struct bpf_owners *o = bpf_owners__find(owners.progs, prog->desc.id);
-		int i;
-
-		prog->shown = false;
-		for (i = 0; o && i < o->nr && !prog->shown; i++)
-			prog->shown = intlist__has_entry(top->pids, o->v[i].pid);
+		prog = cur->pvalue;
+		prog->shown = bpf_owners__find(owners.progs, prog->desc.id);
 	}
-	while (!bpf_link_get_next_id(id, &id)) {
+	hashmap__for_each_entry(owners.links, cur, bkt) {
 		struct bpf_link_info info = {};
 		__u32 len = sizeof(info);
-		struct bpf_owners *o = bpf_owners__find(owners.links, id);
-		struct bpf_top_prog *prog;
-		int fd, i;
+		int fd = bpf_link_get_fd_by_id(cur->key);
 
-		if (!o)
-			continue;
-		fd = bpf_link_get_fd_by_id(id);
 		if (fd < 0)
 			continue;
 		if (!bpf_link_get_info_by_fd(fd, &info, &len) &&
-		    hashmap__find(top->progs, info.prog_id, &prog)) {
-			for (i = 0; i < o->nr && !prog->shown; i++)
-				prog->shown = intlist__has_entry(top->pids, o->v[i].pid);
-		}
+		    hashmap__find(top->progs, info.prog_id, &prog))
+			prog->shown = true;
 		close(fd);
 	}
-	top->owners_stale = false;
 out:
 	bpf_owner_map__free(owners.progs);
 	bpf_owner_map__free(owners.links);
 }
 
 /*
- * Read every program's run time and count: the window's figures are what
- * they grew by since the last read.  A program the kernel no longer has
- * is gone even if its unload record was lost.
+ * Read every program's run time and count, shown or not (-p may show it
+ * later): the window's figures are what they grew by since the last
+ * read.  A program the kernel no longer has is gone even if its unload
+ * record was lost; it keeps the figures of its last window.
  */
 static void bpf_top__read_stats(struct bpf_top *top)
 {
@@ -2931,23 +2924,21 @@ static void bpf_top__read_stats(struct bpf_top *top)
 		int fd;
 
 		if (prog->gone) {
-			/* shown for the window it went in, then forgotten */
+			/* shown for the refresh after it went, then forgotten */
 			if (prog->gone++ > 1) {
 				hashmap__delete(top->progs, prog->desc.id, NULL, NULL);
 				bpf_top_prog__delete(prog);
-				continue;
 			}
-			prog->win_time = prog->win_cnt = 0;
 			continue;
 		}
-		if (!prog->shown)
-			continue;
 		fd = bpf_prog_get_fd_by_id(prog->desc.id);
-		if (fd < 0 || bpf_prog_get_info_by_fd(fd, &info, &len)) {
-			if (fd >= 0)
-				close(fd);
-			prog->gone = 2;
-			prog->win_time = prog->win_cnt = 0;
+		if (fd < 0) {
+			if (errno == ENOENT)
+				prog->gone = 2;
+			continue;
+		}
+		if (bpf_prog_get_info_by_fd(fd, &info, &len)) {
+			close(fd);
 			continue;
 		}
 		close(fd);
@@ -3069,7 +3060,10 @@ static void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v
 
 	for (i = 0; i < nr; i++) {
 		struct bpf_top_prog *prog = v[i];
-		double one = window ? 100.0 * prog->win_time / window : 0;
+		/* gone: nothing read this window, totals as they were */
+		u64 win_cnt = prog->gone ? 0 : prog->win_cnt;
+		u64 win_time = prog->gone ? 0 : prog->win_time;
+		double one = window ? 100.0 * win_time / window : 0;
 
 		out_begin(out);
 		out_key(out, "time");
@@ -3079,11 +3073,11 @@ static void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v
 		out_str(out, "prog_name", prog->desc.name ?: "");
 		out_str(out, "prog_type", enum_name(libbpf_bpf_prog_type_str(prog->desc.type),
 						    prog->desc.type, buf, sizeof(buf)));
-		out_u64(out, "run_cnt", prog->win_cnt);
-		out_u64(out, "run_time_ns", prog->win_time);
-		out_u64(out, "avg_ns", bpf_top_prog__avg(prog));
+		out_u64(out, "run_cnt", win_cnt);
+		out_u64(out, "run_time_ns", win_time);
+		out_u64(out, "avg_ns", win_cnt ? win_time / win_cnt : 0);
 		out_key(out, "runs_per_sec");
-		fprintf(out->fp, "%.1f", window ? (double)prog->win_cnt * NSEC_PER_SEC / window : 0);
+		fprintf(out->fp, "%.1f", window ? (double)win_cnt * NSEC_PER_SEC / window : 0);
 		out_key(out, "cpu_pct");
 		fprintf(out->fp, "%.3f", one);
 		out_key(out, "cpu_pct_all");
@@ -3092,18 +3086,21 @@ static void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v
 		out_u64(out, "run_time_ns_total", prog->time - prog->base_time);
 		out_key(out, "gone");
 		fputs(prog->gone ? "true" : "false", out->fp);
-		out_str(out, "attach", prog->attach ?: "");
+		out_str(out, "attach", prog->attach.buf);
 		out_end(out);
 	}
 }
 
-/* Text: a screen a window, cut to the terminal's size when it is one */
+/* Text: a screen a refresh, cut to the terminal's size when it is one */
 static void bpf_top__print_screen(struct bpf_top *top, struct bpf_top_prog **v, int nr,
 				  u64 window)
 {
 	FILE *fp = top->out.fp;
 	struct winsize ws = { .ws_row = 0, .ws_col = 0 };
 	int rows = INT_MAX, cols = INT_MAX, i, total_nr = hashmap__size(top->progs);
+	bool filtered = top->ids || top->types || top->name_glob || top->pids;
+	/* the title, the lost line, a blank line and the column heads */
+	int head = top->lost ? 4 : 3;
 	double all = 0;
 	char line[1024];
 
@@ -3111,20 +3108,24 @@ static void bpf_top__print_screen(struct bpf_top *top, struct bpf_top_prog **v, 
 		all += v[i]->win_time;
 	if (top->clear) {
 		get_term_dimensions(&ws);
-		rows = ws.ws_row > 4 ? ws.ws_row - 4 : 1;
+		/* and the cursor's line after the last row */
+		rows = ws.ws_row > head + 1 ? ws.ws_row - head - 1 : 0;
 		cols = ws.ws_col > 1 ? ws.ws_col : 80;
 		if (cols > (int)sizeof(line))
 			cols = sizeof(line);
 		fputs("\033[H\033[2J", fp);
 	}
 	snprintf(line, sizeof(line),
-		 "perf bpf top: %d programs, %d shown; window %.2fs; BPF %.2f%% of one CPU, %.2f%% of %d",
+		 "perf bpf top: %d programs, %d shown; %.2fs; BPF %.2f%% of one CPU, %.2f%% of %d%s",
 		 total_nr, nr, (double)window / NSEC_PER_SEC,
 		 window ? 100.0 * all / window : 0, window ? 100.0 * all / window / top->nr_cpus : 0,
-		 top->nr_cpus);
+		 top->nr_cpus, top->stats_were_on ? "; stats were on before" : "");
 	fprintf(fp, "%.*s\n", cols, line);
+	if (top->clear && ws.ws_row && ws.ws_row <= head + 1)
+		return;		/* no room for more than the title */
 	if (top->lost) {
-		snprintf(line, sizeof(line), "(%" PRIu64 " side-band records lost: programs were looked up by id)",
+		snprintf(line, sizeof(line),
+			 "(%" PRIu64 " side-band records lost: programs looked up by id)",
 			 top->lost);
 		fprintf(fp, "%.*s\n", cols, line);
 	}
@@ -3132,54 +3133,58 @@ static void bpf_top__print_screen(struct bpf_top *top, struct bpf_top_prog **v, 
 		 "ID", "NAME", "TYPE", "RUNS/s", "AVG ns", "%CPU", "%ALL", "RUNS", "TIME ms",
 		 "ATTACH");
 	fprintf(fp, "\n%.*s\n", cols, line);
-	if (!nr)
-		fprintf(fp, "(no BPF programs%s)\n",
-			total_nr ? " match" : " loaded");
+	if (!nr && rows)
+		fprintf(fp, "(no BPF programs%s)\n", filtered ? " match" : " loaded");
 	for (i = 0; i < nr && i < rows && (!top->entries || i < top->entries); i++) {
 		struct bpf_top_prog *prog = v[i];
 		double one = window ? 100.0 * prog->win_time / window : 0;
-		char name[64], type[16];
+		char type[16];
 
-		snprintf(name, sizeof(name), "%s%s", prog->desc.name && *prog->desc.name ?
-			 prog->desc.name : "-", prog->gone ? " (gone)" : "");
 		snprintf(line, sizeof(line),
-			 "%8u %-16s %-14s %10.1f %9" PRIu64 " %7.2f %7.2f %12" PRIu64 " %12.3f  %s",
-			 prog->desc.id, name,
+			 "%8u %-16.16s %-14.14s %10.1f %9" PRIu64 " %7.2f %7.2f %12" PRIu64
+			 " %12.3f  %s%s",
+			 prog->desc.id, prog->desc.name && *prog->desc.name ? prog->desc.name : "-",
 			 enum_name(libbpf_bpf_prog_type_str(prog->desc.type), prog->desc.type,
 				   type, sizeof(type)),
 			 window ? (double)prog->win_cnt * NSEC_PER_SEC / window : 0,
 			 bpf_top_prog__avg(prog), one, one / top->nr_cpus,
 			 prog->cnt - prog->base_cnt,
 			 (double)(prog->time - prog->base_time) / NSEC_PER_MSEC,
-			 prog->attach ?: "-");
+			 prog->gone ? "(gone) " : "", prog->attach.len ? prog->attach.buf : "-");
 		fprintf(fp, "%.*s\n", cols, line);
 	}
 	if (!top->clear)
 		fputc('\n', fp);
 }
 
-static void bpf_top__refresh(struct bpf_top *top, u64 now, bool print)
+/*
+ * Look for what changed, then read the figures: the window ends when
+ * they are read.  Returns the time of the read.
+ */
+static u64 bpf_top__refresh(struct bpf_top *top, bool print)
 {
 	struct bpf_top_prog **v;
-	u64 window = now - top->last;
+	u64 now, window;
 	int nr = 0;
 
 	if (top->rescan) {
 		top->rescan = false;
 		bpf_top__scan(top, true);
 	}
-	if (top->pids && top->owners_stale)
+	if (top->pids)
 		bpf_top__read_owners(top);
-	if (top->links_stale)
+	if (top->links_stale || top->links_always)
 		bpf_top__read_links(top);
+	now = now_ns();
+	window = now - top->last;
 	bpf_top__read_stats(top);
 	top->last = now;
 	if (!print)
-		return;
+		return now;
 	v = bpf_top__sorted(top, &nr);
 	if (!v) {
 		top->err = -ENOMEM;
-		return;
+		return now;
 	}
 	if (top->out.format == BPF_FORMAT_TEXT)
 		bpf_top__print_screen(top, v, nr, window);
@@ -3188,6 +3193,7 @@ static void bpf_top__refresh(struct bpf_top *top, u64 now, bool print)
 					top->entries : nr, now, window);
 	fflush(top->out.fp);
 	free(v);
+	return now;
 }
 
 static int bpf_top__loop(struct bpf_top *top)
@@ -3198,9 +3204,9 @@ static int bpf_top__loop(struct bpf_top *top)
 	int windows = 0;
 
 	evlist__enable(top->evlist);
-	top->start = now_ns();
 	bpf_top__scan(top, false);
-	bpf_top__refresh(top, top->start, false);
+	/* the first window starts once every program there has its baseline */
+	top->start = top->last = bpf_top__refresh(top, false);
 	next = top->start + period;
 
 	while (!done && !top->err) {
@@ -3209,7 +3215,7 @@ static int bpf_top__loop(struct bpf_top *top)
 		bpf_side_band__read(top->evlist, &top->err);
 		now = now_ns();
 		if (now >= next) {
-			bpf_top__refresh(top, now, true);
+			now = bpf_top__refresh(top, true);
 			next += period;
 			/* stalled past a window or more: the next one starts now */
 			if (next <= now)
@@ -3243,8 +3249,8 @@ static int bpf_top__parse_types(struct bpf_top *top)
 				break;
 		}
 		if (t == 64) {
-			pr_err("perf bpf top: --prog-type: unknown program type '%s' (libbpf's names: tracepoint, kprobe, xdp, ...)\n",
-			       tok);
+			pr_err("perf bpf top: --prog-type: unknown program type '%s'\n"
+			       "(libbpf's names: tracepoint, kprobe, xdp, ...)\n", tok);
 			free(s);
 			return -EINVAL;
 		}
@@ -3267,16 +3273,26 @@ static int bpf_top__parse_sort(struct bpf_top *top)
 			if (!strcmp(bpf_top_keys[k], tok))
 				break;
 		}
-		if (k == BPF_TOP_KEY_MAX || top->nr_sort == BPF_TOP_KEY_MAX) {
-			pr_err("perf bpf top: -s: unknown sort key '%s' (run_time, runs, avg, run_time_total, runs_total, id, name, type)\n",
+		if (k == BPF_TOP_KEY_MAX) {
+			pr_err("perf bpf top: -s: unknown sort key '%s'\n"
+			       "(run_time, runs, avg, run_time_total, runs_total, id, name, type)\n",
 			       tok);
+			free(s);
+			return -EINVAL;
+		}
+		if (top->nr_sort == BPF_TOP_KEY_MAX) {
+			pr_err("perf bpf top: -s: more than %d sort keys\n", BPF_TOP_KEY_MAX);
 			free(s);
 			return -EINVAL;
 		}
 		top->sort[top->nr_sort++] = k;
 	}
 	free(s);
-	return top->nr_sort ? 0 : -EINVAL;
+	if (!top->nr_sort) {
+		pr_err("perf bpf top: -s takes sort keys, not '%s'\n", top->sort_str);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static void bpf_top__exit(struct bpf_top *top)
@@ -3299,12 +3315,17 @@ static void bpf_top__exit(struct bpf_top *top)
 		fclose(top->out.fp);
 }
 
-static int bpf_top__parse_delay(const struct option *opt, const char *str,
-				int unset __maybe_unused)
+static int bpf_top__parse_delay(const struct option *opt, const char *str, int unset)
 {
-	double *delay = opt->value;
+	struct bpf_top *top = opt->value;
+	double *delay = &top->delay;
 	char *end;
 
+	if (unset || !str) {
+		pr_err("perf bpf top: -d takes a number of seconds\n");
+		return -1;
+	}
+	top->delay_set = true;
 	errno = 0;
 	*delay = strtod(str, &end);
 	if (errno || end == str || *end || !(*delay >= 0.1) || *delay > 1e6) {
@@ -3338,7 +3359,7 @@ static int cmd_bpf_top(int argc, const char **argv)
 		NULL
 	};
 	const struct option options[] = {
-	OPT_CALLBACK('d', "delay", &top.delay, "secs",
+	OPT_CALLBACK('d', "delay", &top, "secs",
 		     "seconds between refreshes of the screen (default 2)", bpf_top__parse_delay),
 	OPT_INTEGER('I', "interval-print", &top.interval,
 		    "print the figures every this many ms (default: -d)"),
@@ -3375,6 +3396,10 @@ static int cmd_bpf_top(int argc, const char **argv)
 		usage_with_options_msg(usage, options, "-x and -j are mutually exclusive");
 	if ((sep || top.json) && top.stdio)
 		usage_with_options_msg(usage, options, "--stdio goes with neither -x nor -j");
+	if (!top.sort_str)
+		usage_with_options_msg(usage, options, "-s takes sort keys");
+	if (top.delay_set && top.interval)
+		usage_with_options_msg(usage, options, "-d and -I are mutually exclusive");
 	if (top.interval < 0 || (top.interval && top.interval < 10))
 		usage_with_options_msg(usage, options, "-I takes 10 ms or more");
 	if (top.interval_count < 0)
@@ -3417,6 +3442,8 @@ static int cmd_bpf_top(int argc, const char **argv)
 	top.progs = id_map();
 	if (!top.progs)
 		goto out;
+	/* without link records, links are looked for at each refresh */
+	top.links_always = kernel_has_link_records(&top.res) != 1;
 	/* the records first, then the programs there: none falls in between */
 	err = bpf_side_band__open(&top.evlist, &attr, bpf_top__record, &top, &target,
 				  top.mmap_pages, "top");
@@ -3436,7 +3463,8 @@ static int cmd_bpf_top(int argc, const char **argv)
 		goto out;
 	}
 	if (top.stats_were_on)
-		pr_warning("perf bpf top: kernel.bpf_stats_enabled is 1: BPF run-time stats were on before and stay on\n");
+		pr_warning("perf bpf top: kernel.bpf_stats_enabled is 1: %s\n",
+			   "BPF run-time stats were on before and stay on");
 
 	sigaction(SIGINT, &act, NULL);
 	sigaction(SIGTERM, &act, NULL);

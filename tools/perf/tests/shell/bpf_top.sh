@@ -1,18 +1,22 @@
 #!/bin/bash
-# perf bpf top counts the runs of a program loaded after it started
+# perf bpf top counts the runs of a program loaded after it started (exclusive)
 # SPDX-License-Identifier: GPL-2.0
 #
-# perf bpf top -j runs first; then the bpf_links workload loads pbt_runs,
-# a tracepoint program on syscalls:sys_enter_getcpu, which only the
-# workload enters.  The program must show up in perf bpf top's output
-# with its attach point before it runs; once the workload has entered
-# getcpu N times, its runs since start must be N (a few more are allowed
-# for another task entering getcpu without the vDSO), its run time not
-# zero, and every window's runs must add up to that total.  CSV and the
-# text screen (on a pipe and on a pseudo-terminal) must show it too; an
-# unloaded program is marked gone.  After kill -9 of perf bpf top, BPF
-# stats are off again: the program's run count stays as it was while it
-# runs on.  Bad options and a user without CAP_SYS_ADMIN get an error.
+# perf bpf top -j runs first, then is stopped (SIGSTOP) while the
+# bpf_links workload loads pbt_runs, a tracepoint program on
+# syscalls:sys_enter_getcpu, which only the workload enters, and enters
+# getcpu 200 times.  Let go, perf bpf top must find the program through
+# its load record and count those 200 runs in its first window, with its
+# attach point; after 1000 more, 1200 since start (a few more are allowed
+# for another task entering getcpu without the vDSO), a run time, and
+# windows that add up to the totals.  A second perf bpf top started while
+# the program is there counts only the runs after its start, and marks
+# the program gone after its unload.  CSV, -E, and the text screen (on a
+# pipe and on a pseudo-terminal) show it too.  After kill -9 of perf bpf
+# top, BPF stats are off again: the program's run count stays as it was
+# while it runs on.  With kernel.bpf_stats_enabled already 1, perf bpf
+# top says so and leaves it.  Bad options and a user without
+# CAP_SYS_ADMIN get an error.  Exclusive: it needs BPF stats off.
 
 set -u
 # shellcheck source=lib/perf_bpf.sh
@@ -20,11 +24,16 @@ set -u
 
 pbt_require python3 bpftool
 tmp=$(pbt_dir)
+early=200
 runs=1000
+ncpus=$(getconf _NPROCESSORS_ONLN)
 
 stats=$(cat /proc/sys/kernel/bpf_stats_enabled) || pbt_skip "no kernel.bpf_stats_enabled"
 [ "$stats" = 0 ] ||
 	pbt_skip "kernel.bpf_stats_enabled is 1: perf bpf top's own stats cannot be told apart"
+[ -e /sys/kernel/tracing/events/syscalls/sys_enter_getcpu ] ||
+	[ -e /sys/kernel/debug/tracing/events/syscalls/sys_enter_getcpu ] ||
+	pbt_skip "no tracepoint syscalls:sys_enter_getcpu (CONFIG_FTRACE_SYSCALLS, tracefs)"
 
 stats_are() {
 	[ "$(cat /proc/sys/kernel/bpf_stats_enabled)" = "$1" ]
@@ -41,10 +50,15 @@ holds_stats() {
 	return 1
 }
 
-# top NAME ARGS...: perf bpf top in the background, output in NAME.out;
+for p in /proc/[0-9]*; do
+	! holds_stats "${p#/proc/}" ||
+		pbt_skip "process ${p#/proc/} holds BPF stats on (BPF_ENABLE_STATS)"
+done
+
+# run_top NAME ARGS...: perf bpf top in the background, output in NAME.out;
 # returns once it holds BPF stats on, which it does after it opened the
 # side-band records, so that any program loaded from then on is new to it.
-top() {
+run_top() {
 	local name=$1 pid
 
 	shift
@@ -61,9 +75,12 @@ has_line() {
 	grep "\"prog_id\":$2," "$1" 2>/dev/null | grep -q -- "${3:-}"
 }
 
-top main -j -I 300 --name 'pbt_*'
+run_top main -j -I 300 --name 'pbt_*'
+main=$(cat "$tmp/main.pid")
 
-# The workload, loading and attaching as soon as it starts; orders on fd 3.
+# While perf bpf top is stopped, the workload loads and attaches as soon
+# as it starts (orders on fd 3), and runs the program.
+kill -STOP "$main"
 mkfifo "$tmp/runs.ctl"
 perf test -w bpf_links runs <"$tmp/runs.ctl" >"$tmp/runs.out" 2>"$tmp/runs.err" &
 pid=$!
@@ -75,18 +92,23 @@ pbt_wait 120 pbt_links_ready runs ||
 id=$(awk '$1 == "prog" && $2 == "runs" { print $3 }' "$tmp/runs.out")
 [ -n "$id" ] || pbt_fail "no program id from bpf_links runs: $(cat "$tmp/runs.out")"
 
+pbt_links_tell runs "run $early"
+pbt_wait 120 grep -qx "ran $early" "$tmp/runs.out" ||
+	pbt_fail "bpf_links runs did not run within 120 s: $(cat "$tmp/runs.err")"
+kill -CONT "$main"
+
 pbt_wait 60 has_line "$tmp/main.out" "$id" ||
 	pbt_fail "pbt_runs ($id), loaded after perf bpf top started, not shown within 60 s:" \
 		"$(cat "$tmp/main.err")"
-has_line "$tmp/main.out" "$id" 'sys_enter_getcpu' ||
+pbt_wait 60 has_line "$tmp/main.out" "$id" 'sys_enter_getcpu' ||
 	pbt_fail "pbt_runs shown without its attach point: $(grep -m1 "\"prog_id\":$id," "$tmp/main.out")"
 echo "pbt_runs ($id) shown: $(grep -m1 "\"prog_id\":$id," "$tmp/main.out")"
 
 pbt_links_tell runs "run $runs"
 pbt_wait 120 grep -qx "ran $runs" "$tmp/runs.out" ||
 	pbt_fail "bpf_links runs did not run within 120 s: $(cat "$tmp/runs.err")"
-pbt_wait 60 has_line "$tmp/main.out" "$id" "\"run_cnt_total\":[1-9][0-9]\{3,\}," ||
-	pbt_fail "no window shows $runs runs of pbt_runs within 60 s"
+pbt_wait 60 has_line "$tmp/main.out" "$id" "\"run_cnt_total\":1[2-9][0-9][0-9]," ||
+	pbt_fail "no window shows $((early + runs)) runs of pbt_runs within 60 s"
 # the window after that one is printed complete
 more_lines() {
 	[ "$(wc -l <"$tmp/main.out")" -gt "$1" ]
@@ -94,10 +116,12 @@ more_lines() {
 pbt_wait 60 more_lines "$(wc -l <"$tmp/main.out")" ||
 	pbt_fail "perf bpf top printed nothing more within 60 s"
 
-python3 - "$tmp/main.out" "$id" "$runs" "$(nproc)" <<'EOF' ||
+python3 - "$tmp/main.out" "$id" "$early" "$runs" "$ncpus" <<'EOF' ||
 import json, sys
 
-path, pid, runs, ncpus = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+path, pid, early, runs, ncpus = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), \
+    int(sys.argv[4]), int(sys.argv[5])
+runs += early
 rows = []
 for line in open(path):
     try:
@@ -114,8 +138,10 @@ keys = {"time", "prog_id", "prog_name", "prog_type", "run_cnt", "run_time_ns", "
         "gone", "attach"}
 if set(mine[0]) != keys:
     errors.append("keys %s, want %s" % (sorted(mine[0]), sorted(keys)))
-if mine[0]["run_cnt_total"] != 0:
-    errors.append("first window already has %d runs" % mine[0]["run_cnt_total"])
+first = mine[0]
+if not early <= first["run_cnt_total"] <= early + 10 or first["run_cnt"] != first["run_cnt_total"]:
+    errors.append("first window: %d runs, %d since start; want the %d before it (+10 at most)"
+                  % (first["run_cnt"], first["run_cnt_total"], early))
 if mine[0]["prog_type"] != "tracepoint" or mine[0]["prog_name"] != "pbt_runs":
     errors.append("name and type: %s %s" % (mine[0]["prog_name"], mine[0]["prog_type"]))
 last = mine[-1]
@@ -155,11 +181,16 @@ head -n 1 "$tmp/csv" | grep -q '^time;prog_id;prog_name;prog_type;run_cnt;run_ti
 	pbt_fail "no CSV header: $(head -n 1 "$tmp/csv")"
 [ "$(grep -c "^[0-9.]*;$id;pbt_runs;tracepoint;" "$tmp/csv")" = 1 ] ||
 	pbt_fail "no one CSV line of pbt_runs: $(cat "$tmp/csv")"
+grep -q "^[0-9.]*;$id;.*;false;perf_event tracepoint sys_enter_getcpu$" "$tmp/csv" ||
+	pbt_fail "CSV: no gone and attach columns: $(cat "$tmp/csv")"
+perf bpf top -x';' -I 200 --interval-count 1 -E 1 -s id >"$tmp/csv1" 2>"$tmp/csv.err" ||
+	pbt_fail "perf bpf top -E 1 failed: $(cat "$tmp/csv.err")"
+[ "$(wc -l <"$tmp/csv1")" = 2 ] || pbt_fail "-E 1: not one line: $(cat "$tmp/csv1")"
 
 # text, on a pipe and on a pseudo-terminal
 perf bpf top --stdio -d 0.2 --interval-count 1 --id "$id" >"$tmp/text" 2>"$tmp/text.err" ||
 	pbt_fail "perf bpf top --stdio failed: $(cat "$tmp/text.err")"
-grep -Eq "^ +$id pbt_runs +tracepoint " "$tmp/text" ||
+grep -Eq "^ *$id pbt_runs +tracepoint " "$tmp/text" ||
 	pbt_fail "no row of pbt_runs in the text: $(cat "$tmp/text")"
 if command -v script >/dev/null; then
 	script -qec "perf bpf top -d 0.2 --interval-count 2 --id $id" "$tmp/tty" >/dev/null 2>&1 ||
@@ -185,9 +216,18 @@ after=$(cnt)
 	pbt_fail "after kill -9 of perf bpf top: run_cnt $before, then $after after 100 more runs"
 echo "after kill -9: stats off, run_cnt stays $before over 100 more runs"
 
-# an unloaded program is marked gone
-top gone -j -I 300 --id "$id"
+# A program there at start: only the runs after count.  Unloaded, it is
+# marked gone.
+run_top gone -j -I 300 --id "$id"
 pbt_wait 60 has_line "$tmp/gone.out" "$id" || pbt_fail "perf bpf top --id $id shows nothing"
+pbt_links_tell runs "run 50"
+pbt_wait 120 grep -qx "ran 50" "$tmp/runs.out" || pbt_fail "bpf_links runs did not run again"
+pbt_wait 60 has_line "$tmp/gone.out" "$id" '"run_cnt_total":[5-9][0-9],' ||
+	pbt_fail "perf bpf top started after $((early + runs + 100)) runs does not show 50:" \
+		"$(tail -n 3 "$tmp/gone.out")"
+has_line "$tmp/gone.out" "$id" '"run_cnt_total":\([6-9][0-9]\|[0-9]\{3,\}\),' &&
+	pbt_fail "perf bpf top started when the program was there counts runs from before:" \
+		"$(tail -n 3 "$tmp/gone.out")"
 pbt_links_tell runs go
 exec 3>&-
 pbt_wait_gone "$pid" 120 || pbt_fail "bpf_links runs still running 120 s after its go"
@@ -195,7 +235,7 @@ pbt_reap "$pid" || pbt_fail "bpf_links runs failed: $(cat "$tmp/runs.err")"
 pbt_wait 60 has_line "$tmp/gone.out" "$id" '"gone":true' ||
 	pbt_fail "pbt_runs not marked gone after its unload: $(tail -n 3 "$tmp/gone.out")"
 kill -INT "$(cat "$tmp/gone.pid")"
-pbt_wait_gone "$(cat "$tmp/gone.pid")" 60 || pbt_fail "perf bpf top still running after SIGINT"
+pbt_wait_gone "$(cat "$tmp/gone.pid")" 10 || pbt_fail "perf bpf top still running 10 s after SIGINT"
 pbt_reap "$(cat "$tmp/gone.pid")" || pbt_fail "perf bpf top: exit $? after SIGINT"
 echo "unloaded: $(grep -m1 '"gone":true' "$tmp/gone.out")"
 
@@ -209,16 +249,31 @@ expect_error() {
 		pbt_fail "$what: no '$pattern' in: $(cat "$tmp/err.out")"
 	echo "$what: $(grep -m1 -- "$pattern" "$tmp/err.out" | sed 's/^ *//')"
 }
-expect_error "-x and -j" "mutually exclusive" perf bpf top -x, -j
-expect_error "bad sort key" "unknown sort key 'cost'" perf bpf top -s cost
-expect_error "bad program type" "unknown program type 'nope'" perf bpf top --prog-type nope
-expect_error "bad -d" "-d takes a number of seconds" perf bpf top -d 0
-expect_error "bad -I" "-I takes 10 ms or more" perf bpf top -I 1
-expect_error "bad --id" "--id takes program ids" perf bpf top --id x
+once="--interval-count 1 -I 100"
+# shellcheck disable=SC2086 # $once: options
+{
+expect_error "-x and -j" "mutually exclusive" perf bpf top -x, -j $once
+expect_error "bad sort key" "unknown sort key 'cost'" perf bpf top -s cost $once
+expect_error "no sort key" "-s takes sort keys" perf bpf top -s , $once
+expect_error "bad program type" "unknown program type 'nope'" perf bpf top --prog-type nope $once
+expect_error "bad -d" "-d takes a number of seconds" perf bpf top -d 0 --interval-count 1
+expect_error "-d and -I" "-d and -I are mutually exclusive" perf bpf top -d 1 $once
+expect_error "bad -I" "-I takes 10 ms or more" perf bpf top -I 1 --interval-count 1
+expect_error "bad --id" "--id takes program ids" perf bpf top --id x $once
+}
 if command -v setpriv >/dev/null; then
 	expect_error "unprivileged" "lacks CAP_SYS_ADMIN" \
 		setpriv --reuid=65534 --regid=65534 --clear-groups perf bpf top --interval-count 1
 fi
-stats_are 0 || pbt_fail "kernel.bpf_stats_enabled is 1 at the end"
+stats_are 0 || pbt_fail "perf bpf top wrote kernel.bpf_stats_enabled"
+
+# stats on already: said, and left on
+pbt_stats_on
+perf bpf top -j -I 100 --interval-count 1 >/dev/null 2>"$tmp/on.err" ||
+	pbt_fail "perf bpf top with stats on failed: $(cat "$tmp/on.err")"
+grep -q "were on before and stay on" "$tmp/on.err" ||
+	pbt_fail "perf bpf top did not say stats were on: $(cat "$tmp/on.err")"
+stats_are 1 || pbt_fail "perf bpf top turned kernel.bpf_stats_enabled off"
+echo "stats on before: $(cat "$tmp/on.err")"
 
 pbt_end
