@@ -3118,7 +3118,8 @@ static void bpf_top__print_screen(struct bpf_top *top, struct bpf_top_prog **v, 
 	snprintf(line, sizeof(line),
 		 "perf bpf top: %d programs, %d shown; %.2fs; BPF %.2f%% of one CPU, %.2f%% of %d%s",
 		 total_nr, nr, (double)window / NSEC_PER_SEC,
-		 window ? 100.0 * all / window : 0, window ? 100.0 * all / window / top->nr_cpus : 0,
+		 window ? 100.0 * all / window : 0,
+		 window ? 100.0 * all / window / top->nr_cpus : 0,
 		 top->nr_cpus, top->stats_were_on ? "; stats were on before" : "");
 	fprintf(fp, "%.*s\n", cols, line);
 	if (top->clear && ws.ws_row && ws.ws_row <= head + 1)
@@ -3206,7 +3207,7 @@ static int bpf_top__loop(struct bpf_top *top)
 	evlist__enable(top->evlist);
 	bpf_top__scan(top, false);
 	/* the first window starts once every program there has its baseline */
-	top->start = top->last = bpf_top__refresh(top, false);
+	top->start = bpf_top__refresh(top, false);
 	next = top->start + period;
 
 	while (!done && !top->err) {
@@ -3376,7 +3377,7 @@ static int cmd_bpf_top(int argc, const char **argv)
 		   "only the programs these processes hold, or hold links to"),
 	OPT_BOOLEAN(0, "stdio", &top.stdio, "print text, a screen a refresh"),
 	OPT_STRING('x', "field-separator", &sep, "separator",
-		   "print CSV with this separator, a header line first, a line a program a refresh"),
+		   "print CSV with this separator: a header, a line a program a refresh"),
 	OPT_BOOLEAN('j', "json-output", &top.json,
 		    "print one JSON object a program a refresh"),
 	OPT_STRING('o', "output", &top.output_name, "file", "output file name"),

@@ -160,7 +160,8 @@ for r in mine:
         errors.append("time %s after %s" % (r["time"], prev))
     prev = r["time"]
     if r["run_cnt"] and r["avg_ns"] != r["run_time_ns"] // r["run_cnt"]:
-        errors.append("avg_ns %d of %d ns / %d runs" % (r["avg_ns"], r["run_time_ns"], r["run_cnt"]))
+        errors.append("avg_ns %d of %d ns / %d runs" %
+                      (r["avg_ns"], r["run_time_ns"], r["run_cnt"]))
     if abs(r["cpu_pct_all"] * ncpus - r["cpu_pct"]) > 0.001 * ncpus + 0.001:
         errors.append("cpu_pct_all %s is not cpu_pct %s / %d CPUs" %
                       (r["cpu_pct_all"], r["cpu_pct"], ncpus))
@@ -206,7 +207,8 @@ fi
 kill -9 "$(cat "$tmp/main.pid")"
 pbt_wait_gone "$(cat "$tmp/main.pid")" 60 || pbt_fail "perf bpf top outlived kill -9"
 cnt() {
-	bpftool prog show id "$id" -j | python3 -c 'import json,sys; print(json.load(sys.stdin).get("run_cnt", 0))'
+	bpftool prog show id "$id" -j |
+		python3 -c 'import json, sys; print(json.load(sys.stdin).get("run_cnt", 0))'
 }
 before=$(cnt)
 pbt_links_tell runs "run 100"
