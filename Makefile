@@ -15,7 +15,7 @@ VM := $(CURDIR)/selftests/run-vm.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help deps base apply kernel kernel-base perf perf-base tools build \
-	run check vm bench-links bench-bperf bench-perf-bpf refresh series series-check clean distclean
+	run check vm bench-links bench-bperf bench-perf-bpf bench-bpf-top refresh series series-check clean distclean
 
 help:
 	@echo 'make run        build everything and show it working in the VM'
@@ -28,6 +28,7 @@ help:
 	@echo 'make bench-links  cost of the link records: base vs patched kernel, as ratios'
 	@echo 'make bench-bperf  context switch cost of N perf stat --bpf-counters sessions'
 	@echo 'make bench-perf-bpf  records a second perf bpf events keeps up with, its CPU cost'
+	@echo 'make bench-bpf-top  perf bpf top per refresh against bpftool, the cost of BPF stats'
 	@echo 'make series     the series as mail in SERIES_DIR (SERIES_VERSION=N for vN)'
 	@echo 'make series-check  checkpatch, git am, per-patch builds, uapi copy, man pages'
 	@echo 'variables: BUILD_DIR=$(BUILD_DIR) KSRC=<6.12 tree> JOBS=$(JOBS)'
@@ -74,6 +75,8 @@ bench-bperf: $(VM_DEPS)
 	@$(TOP)/selftests/bench/bperf.sh
 bench-perf-bpf: $(VM_DEPS)
 	@$(TOP)/selftests/bench/perf-bpf.sh
+bench-bpf-top: $(VM_DEPS)
+	@$(TOP)/selftests/bench/bpf-top.sh
 
 refresh:
 	@$(MK)/refresh.sh

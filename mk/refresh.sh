@@ -111,15 +111,28 @@ fold_edits() {
 }
 
 # Without edits to fold, commits made in the tree are still written out.
-[ ${#upstream[@]} = 0 ] || fold_edits
 # The overlay holds files as the series leaves them: those later patches
-# edit may have changed in the commits (a fold, a commit made in the tree).
+# edit change in the commits, by a fold here or by commits made in the
+# tree on top of the plan's; bring them back (and only them: an overlay
+# file edited in the project but not in the tree keeps its edits).
+declare -A before=()
 while IFS= read -r f; do
 	[ "$f" != MAINTAINERS-fragment ] && edited_later "$f" || continue
+	before[$f]=$(git_src rev-parse "HEAD:$f")
+done < <(overlay_files)
+nplan=$(plan_entries | wc -l)
+mapfile -t committed < <(patch_commits | tail -n +"$((nplan + 1))" |
+	xargs -r -n1 git -C "$SRC" diff-tree --no-commit-id --name-only -r | sort -u)
+[ ${#upstream[@]} = 0 ] || fold_edits
+for f in "${!before[@]}"; do
+	if [ "$(git_src rev-parse "HEAD:$f")" = "${before[$f]}" ] &&
+	   ! printf '%s\n' "${committed[@]}" | grep -qxF -- "$f"; then
+		continue
+	fi
 	git_src show "HEAD:$f" | cmp -s - "$TOP/$f" && continue
 	git_src show "HEAD:$f" >"$TOP/$f"
 	echo "    overlay: $f"
-done < <(overlay_files)
+done
 
 # Write the patch files again from the commits, without the overlay files
 # each adds (and the MAINTAINERS they make), which stay where they are;

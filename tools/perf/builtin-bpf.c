@@ -87,6 +87,13 @@
 #include "util/string2.h"
 #include "util/target.h"
 #include "util/term.h"
+#ifdef HAVE_SLANG_SUPPORT
+#include "ui/browser.h"
+#include "ui/helpline.h"
+#include "ui/keysyms.h"
+#include "ui/ui.h"
+#include <sys/ttydefaults.h>
+#endif
 #include "util/thread.h"
 
 /* how long a record waits in the queue for older ones from other CPUs */
@@ -2693,6 +2700,7 @@ struct bpf_top {
 	bool			clear;		/* text on a terminal: one screen a window */
 	u64			start;		/* CLOCK_MONOTONIC, ns */
 	u64			last;		/* the last read */
+	u64			window;		/* from the read before it */
 	u64			lost;
 	int			err;
 };
@@ -3091,21 +3099,67 @@ static void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v
 	}
 }
 
+/* The first line of the text screen and of the TUI: what was shown, what it cost */
+static void bpf_top__title(struct bpf_top *top, struct bpf_top_prog **v, int nr, u64 window,
+			   char *line, size_t size)
+{
+	double all = 0;
+	int i;
+
+	for (i = 0; i < nr; i++)
+		all += v[i]->win_time;
+	snprintf(line, size,
+		 "perf bpf top: %d programs, %d shown; %.2fs; BPF %.2f%% of one CPU, %.2f%% of %d%s",
+		 (int)hashmap__size(top->progs), nr, (double)window / NSEC_PER_SEC,
+		 window ? 100.0 * all / window : 0,
+		 window ? 100.0 * all / window / top->nr_cpus : 0,
+		 top->nr_cpus, top->stats_were_on ? "; stats were on before" : "");
+}
+
+static void bpf_top__heads(char *line, size_t size)
+{
+	snprintf(line, size, "%8s %-16s %-14s %10s %9s %7s %7s %12s %12s  %s",
+		 "ID", "NAME", "TYPE", "RUNS/s", "AVG ns", "%CPU", "%ALL", "RUNS", "TIME ms",
+		 "ATTACH");
+}
+
+static void bpf_top__row(struct bpf_top *top, struct bpf_top_prog *prog, u64 window,
+			 char *line, size_t size)
+{
+	double one = window ? 100.0 * prog->win_time / window : 0;
+	char type[16];
+
+	snprintf(line, size,
+		 "%8u %-16.16s %-14.14s %10.1f %9" PRIu64 " %7.2f %7.2f %12" PRIu64
+		 " %12.3f  %s%s",
+		 prog->desc.id, prog->desc.name && *prog->desc.name ? prog->desc.name : "-",
+		 enum_name(libbpf_bpf_prog_type_str(prog->desc.type), prog->desc.type,
+			   type, sizeof(type)),
+		 window ? (double)prog->win_cnt * NSEC_PER_SEC / window : 0,
+		 bpf_top_prog__avg(prog), one, one / top->nr_cpus,
+		 prog->cnt - prog->base_cnt,
+		 (double)(prog->time - prog->base_time) / NSEC_PER_MSEC,
+		 prog->gone ? "(gone) " : "", prog->attach.len ? prog->attach.buf : "-");
+}
+
+static const char *bpf_top__none(struct bpf_top *top)
+{
+	bool filtered = top->ids || top->types || top->name_glob || top->pids;
+
+	return filtered ? "(no BPF programs match)" : "(no BPF programs loaded)";
+}
+
 /* Text: a screen a refresh, cut to the terminal's size when it is one */
 static void bpf_top__print_screen(struct bpf_top *top, struct bpf_top_prog **v, int nr,
 				  u64 window)
 {
 	FILE *fp = top->out.fp;
 	struct winsize ws = { .ws_row = 0, .ws_col = 0 };
-	int rows = INT_MAX, cols = INT_MAX, i, total_nr = hashmap__size(top->progs);
-	bool filtered = top->ids || top->types || top->name_glob || top->pids;
+	int rows = INT_MAX, cols = INT_MAX, i;
 	/* the title, the lost line, a blank line and the column heads */
 	int head = top->lost ? 4 : 3;
-	double all = 0;
 	char line[1024];
 
-	for (i = 0; i < nr; i++)
-		all += v[i]->win_time;
 	if (top->clear) {
 		get_term_dimensions(&ws);
 		/* and the cursor's line after the last row */
@@ -3115,12 +3169,7 @@ static void bpf_top__print_screen(struct bpf_top *top, struct bpf_top_prog **v, 
 			cols = sizeof(line);
 		fputs("\033[H\033[2J", fp);
 	}
-	snprintf(line, sizeof(line),
-		 "perf bpf top: %d programs, %d shown; %.2fs; BPF %.2f%% of one CPU, %.2f%% of %d%s",
-		 total_nr, nr, (double)window / NSEC_PER_SEC,
-		 window ? 100.0 * all / window : 0,
-		 window ? 100.0 * all / window / top->nr_cpus : 0,
-		 top->nr_cpus, top->stats_were_on ? "; stats were on before" : "");
+	bpf_top__title(top, v, nr, window, line, sizeof(line));
 	fprintf(fp, "%.*s\n", cols, line);
 	if (top->clear && ws.ws_row && ws.ws_row <= head + 1)
 		return;		/* no room for more than the title */
@@ -3130,28 +3179,12 @@ static void bpf_top__print_screen(struct bpf_top *top, struct bpf_top_prog **v, 
 			 top->lost);
 		fprintf(fp, "%.*s\n", cols, line);
 	}
-	snprintf(line, sizeof(line), "%8s %-16s %-14s %10s %9s %7s %7s %12s %12s  %s",
-		 "ID", "NAME", "TYPE", "RUNS/s", "AVG ns", "%CPU", "%ALL", "RUNS", "TIME ms",
-		 "ATTACH");
+	bpf_top__heads(line, sizeof(line));
 	fprintf(fp, "\n%.*s\n", cols, line);
 	if (!nr && rows)
-		fprintf(fp, "(no BPF programs%s)\n", filtered ? " match" : " loaded");
+		fprintf(fp, "%s\n", bpf_top__none(top));
 	for (i = 0; i < nr && i < rows && (!top->entries || i < top->entries); i++) {
-		struct bpf_top_prog *prog = v[i];
-		double one = window ? 100.0 * prog->win_time / window : 0;
-		char type[16];
-
-		snprintf(line, sizeof(line),
-			 "%8u %-16.16s %-14.14s %10.1f %9" PRIu64 " %7.2f %7.2f %12" PRIu64
-			 " %12.3f  %s%s",
-			 prog->desc.id, prog->desc.name && *prog->desc.name ? prog->desc.name : "-",
-			 enum_name(libbpf_bpf_prog_type_str(prog->desc.type), prog->desc.type,
-				   type, sizeof(type)),
-			 window ? (double)prog->win_cnt * NSEC_PER_SEC / window : 0,
-			 bpf_top_prog__avg(prog), one, one / top->nr_cpus,
-			 prog->cnt - prog->base_cnt,
-			 (double)(prog->time - prog->base_time) / NSEC_PER_MSEC,
-			 prog->gone ? "(gone) " : "", prog->attach.len ? prog->attach.buf : "-");
+		bpf_top__row(top, v[i], window, line, sizeof(line));
 		fprintf(fp, "%.*s\n", cols, line);
 	}
 	if (!top->clear)
@@ -3160,13 +3193,12 @@ static void bpf_top__print_screen(struct bpf_top *top, struct bpf_top_prog **v, 
 
 /*
  * Look for what changed, then read the figures: the window ends when
- * they are read.  Returns the time of the read.
+ * they are read.  Returns the time of the read; top->window is the
+ * length of the window.
  */
-static u64 bpf_top__refresh(struct bpf_top *top, bool print)
+static u64 bpf_top__refresh(struct bpf_top *top)
 {
-	struct bpf_top_prog **v;
-	u64 now, window;
-	int nr = 0;
+	u64 now;
 
 	if (top->rescan) {
 		top->rescan = false;
@@ -3177,24 +3209,30 @@ static u64 bpf_top__refresh(struct bpf_top *top, bool print)
 	if (top->links_stale || top->links_always)
 		bpf_top__read_links(top);
 	now = now_ns();
-	window = now - top->last;
+	top->window = now - top->last;
 	bpf_top__read_stats(top);
 	top->last = now;
-	if (!print)
-		return now;
+	return now;
+}
+
+/* Print what the last refresh read, at @now */
+static void bpf_top__print(struct bpf_top *top, u64 now)
+{
+	struct bpf_top_prog **v;
+	int nr = 0;
+
 	v = bpf_top__sorted(top, &nr);
 	if (!v) {
 		top->err = -ENOMEM;
-		return now;
+		return;
 	}
 	if (top->out.format == BPF_FORMAT_TEXT)
-		bpf_top__print_screen(top, v, nr, window);
+		bpf_top__print_screen(top, v, nr, top->window);
 	else
 		bpf_top__print_interval(top, v, top->entries && nr > top->entries ?
-					top->entries : nr, now, window);
+					top->entries : nr, now, top->window);
 	fflush(top->out.fp);
 	free(v);
-	return now;
 }
 
 static int bpf_top__loop(struct bpf_top *top)
@@ -3207,7 +3245,7 @@ static int bpf_top__loop(struct bpf_top *top)
 	evlist__enable(top->evlist);
 	bpf_top__scan(top, false);
 	/* the first window starts once every program there has its baseline */
-	top->start = bpf_top__refresh(top, false);
+	top->start = bpf_top__refresh(top);
 	next = top->start + period;
 
 	while (!done && !top->err) {
@@ -3216,7 +3254,8 @@ static int bpf_top__loop(struct bpf_top *top)
 		bpf_side_band__read(top->evlist, &top->err);
 		now = now_ns();
 		if (now >= next) {
-			now = bpf_top__refresh(top, true);
+			now = bpf_top__refresh(top);
+			bpf_top__print(top, now);
 			next += period;
 			/* stalled past a window or more: the next one starts now */
 			if (next <= now)
@@ -3233,6 +3272,131 @@ static int bpf_top__loop(struct bpf_top *top)
 	evlist__disable(top->evlist);
 	return top->err;
 }
+
+#ifdef HAVE_SLANG_SUPPORT
+/* The TUI: perf's browser, a row a program, the column heads on top */
+struct bpf_top_tui {
+	struct ui_browser	b;
+	char			**rows;
+	int			nr_rows;
+};
+
+static void bpf_top_tui__write(struct ui_browser *b, void *entry, int row)
+{
+	char **line = entry;
+
+	ui_browser__set_color(b, ui_browser__is_current_entry(b, row) ?
+			      HE_COLORSET_SELECTED : HE_COLORSET_NORMAL);
+	ui_browser__write_nstring(b, *line, b->width);
+}
+
+static void bpf_top_tui__seek(struct ui_browser *b, off_t offset, int whence)
+{
+	char **rows = b->entries;
+
+	switch (whence) {
+	case SEEK_SET:
+		b->top = rows + offset;
+		break;
+	case SEEK_CUR:
+		b->top = (char **)b->top + offset;
+		break;
+	case SEEK_END:
+		b->top = rows + b->nr_entries - 1 + offset;
+		break;
+	default:
+		break;
+	}
+}
+
+static void bpf_top_tui__free(struct bpf_top_tui *tui)
+{
+	int i;
+
+	for (i = 0; i < tui->nr_rows; i++)
+		free(tui->rows[i]);
+	zfree(&tui->rows);
+	tui->nr_rows = 0;
+}
+
+/* The rows of what the last refresh read, and the summary for the helpline */
+static int bpf_top_tui__fill(struct bpf_top_tui *tui, struct bpf_top *top, char *title,
+			     size_t size)
+{
+	struct bpf_top_prog **v;
+	char line[1024];
+	int i, nr = 0;
+
+	v = bpf_top__sorted(top, &nr);
+	if (!v)
+		return -ENOMEM;
+	bpf_top__title(top, v, nr, top->window, title, size);
+	if (top->entries && nr > top->entries)
+		nr = top->entries;
+	bpf_top_tui__free(tui);
+	tui->rows = calloc(nr ?: 1, sizeof(*tui->rows));
+	if (!tui->rows) {
+		free(v);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nr; i++) {
+		bpf_top__row(top, v[i], top->window, line, sizeof(line));
+		tui->rows[tui->nr_rows] = strdup(line);
+		if (tui->rows[tui->nr_rows])
+			tui->nr_rows++;
+	}
+	if (!nr) {
+		tui->rows[0] = strdup(bpf_top__none(top));
+		tui->nr_rows = tui->rows[0] ? 1 : 0;
+	}
+	free(v);
+	tui->b.entries = tui->rows;
+	ui_browser__update_nr_entries(&tui->b, tui->nr_rows);
+	return 0;
+}
+
+static int bpf_top__tui(struct bpf_top *top)
+{
+	struct bpf_top_tui tui = {
+		.b = {
+			.refresh	= ui_browser__argv_refresh,
+			.seek		= bpf_top_tui__seek,
+			.write		= bpf_top_tui__write,
+		},
+	};
+	/* whole seconds: the browser waits for keys that long */
+	int secs = top->interval ? (top->interval + 999) / 1000 : (int)(top->delay + 0.5);
+	char heads[256], title[256];
+	int key, windows = 0;
+
+	if (secs < 1)
+		secs = 1;
+	evlist__enable(top->evlist);
+	bpf_top__scan(top, false);
+	top->start = bpf_top__refresh(top);
+	bpf_top__heads(heads, sizeof(heads));
+	if (ui_browser__show(&tui.b, heads, "perf bpf top: figures every %d s; q quits", secs) < 0)
+		return -1;
+	while (!done && !top->err) {
+		key = ui_browser__run(&tui.b, secs);
+		if (key == K_TIMER) {
+			bpf_side_band__read(top->evlist, &top->err);
+			bpf_top__refresh(top);
+			top->err = top->err ?: bpf_top_tui__fill(&tui, top, title, sizeof(title));
+			ui_helpline__puts(title);
+			if (top->interval_count && ++windows >= top->interval_count)
+				break;
+			continue;
+		}
+		if (key == 'q' || key == K_ESC || key == CTRL('c'))
+			break;
+	}
+	ui_browser__hide(&tui.b);
+	bpf_top_tui__free(&tui);
+	evlist__disable(top->evlist);
+	return top->err;
+}
+#endif
 
 static int bpf_top__parse_types(struct bpf_top *top)
 {
@@ -3469,8 +3633,22 @@ static int cmd_bpf_top(int argc, const char **argv)
 
 	sigaction(SIGINT, &act, NULL);
 	sigaction(SIGTERM, &act, NULL);
+#ifdef HAVE_SLANG_SUPPORT
+	/* on a terminal, the TUI unless --stdio */
+	if (top.out.format == BPF_FORMAT_TEXT && top.out.fp == stdout && !top.stdio) {
+		setup_browser(false);
+		/* perf's main ends the TUI, after the command returns */
+		if (use_browser == 1) {
+			err = bpf_top__tui(&top);
+			goto done;
+		}
+	}
+#endif
 	out_header(&top.out, bpf_top_columns);
 	err = bpf_top__loop(&top);
+#ifdef HAVE_SLANG_SUPPORT
+done:
+#endif
 	if (err < 0 && err != -1)
 		pr_err("perf bpf top: %s\n", str_error_r(-err, msg, sizeof(msg)));
 out:

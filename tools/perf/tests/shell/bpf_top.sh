@@ -11,8 +11,8 @@
 # for another task entering getcpu without the vDSO), a run time, and
 # windows that add up to the totals.  A second perf bpf top started while
 # the program is there counts only the runs after its start, and marks
-# the program gone after its unload.  CSV, -E, and the text screen (on a
-# pipe and on a pseudo-terminal) show it too.  After kill -9 of perf bpf
+# the program gone after its unload.  CSV, -E, the text screen (on a pipe
+# and on a pseudo-terminal) and the TUI show it too.  After kill -9 of perf bpf
 # top, BPF stats are off again: the program's run count stays as it was
 # while it runs on.  With kernel.bpf_stats_enabled already 1, perf bpf
 # top says so and leaves it.  Bad options and a user without
@@ -93,7 +93,7 @@ id=$(awk '$1 == "prog" && $2 == "runs" { print $3 }' "$tmp/runs.out")
 [ -n "$id" ] || pbt_fail "no program id from bpf_links runs: $(cat "$tmp/runs.out")"
 
 pbt_links_tell runs "run $early"
-pbt_wait 120 grep -qx "ran $early" "$tmp/runs.out" ||
+pbt_wait 120 grep -q "^ran $early " "$tmp/runs.out" ||
 	pbt_fail "bpf_links runs did not run within 120 s: $(cat "$tmp/runs.err")"
 kill -CONT "$main"
 
@@ -105,7 +105,7 @@ pbt_wait 60 has_line "$tmp/main.out" "$id" 'sys_enter_getcpu' ||
 echo "pbt_runs ($id) shown: $(grep -m1 "\"prog_id\":$id," "$tmp/main.out")"
 
 pbt_links_tell runs "run $runs"
-pbt_wait 120 grep -qx "ran $runs" "$tmp/runs.out" ||
+pbt_wait 120 grep -q "^ran $runs " "$tmp/runs.out" ||
 	pbt_fail "bpf_links runs did not run within 120 s: $(cat "$tmp/runs.err")"
 pbt_wait 60 has_line "$tmp/main.out" "$id" "\"run_cnt_total\":1[2-9][0-9][0-9]," ||
 	pbt_fail "no window shows $((early + runs)) runs of pbt_runs within 60 s"
@@ -194,10 +194,23 @@ perf bpf top --stdio -d 0.2 --interval-count 1 --id "$id" >"$tmp/text" 2>"$tmp/t
 grep -Eq "^ *$id pbt_runs +tracepoint " "$tmp/text" ||
 	pbt_fail "no row of pbt_runs in the text: $(cat "$tmp/text")"
 if command -v script >/dev/null; then
-	script -qec "perf bpf top -d 0.2 --interval-count 2 --id $id" "$tmp/tty" >/dev/null 2>&1 ||
-		pbt_fail "perf bpf top on a terminal failed: $(cat "$tmp/tty")"
-	grep -q "pbt_runs" "$tmp/tty" || pbt_fail "no pbt_runs on the terminal: $(cat "$tmp/tty")"
-	grep -q $'\033\[2J' "$tmp/tty" || pbt_fail "the terminal was not cleared between screens"
+	# the TUI, and the text screen cleared before each refresh
+	TERM=xterm LINES=24 COLUMNS=160 \
+		script -qec "perf bpf top -d 1 --interval-count 2 --id $id" "$tmp/tui" \
+		>/dev/null 2>&1 </dev/null ||
+		pbt_fail "perf bpf top on a terminal failed: $(cat "$tmp/tui")"
+	grep -aq "pbt_runs" "$tmp/tui" || pbt_fail "no pbt_runs in the TUI: $(cat "$tmp/tui")"
+	# the browser takes the alternate screen, the text screen does not
+	grep -aq $'\033\[?1049h' "$tmp/tui" || pbt_fail "no TUI on the terminal: $(cat "$tmp/tui")"
+	grep -aq "RUNS/s" "$tmp/tui" || pbt_fail "no column heads in the TUI: $(cat "$tmp/tui")"
+	grep -aq "1 programs, 1 shown" "$tmp/tui" ||
+		pbt_fail "no summary line in the TUI: $(cat "$tmp/tui")"
+	TERM=xterm LINES=24 COLUMNS=160 \
+		script -qec "perf bpf top --stdio -d 0.2 --interval-count 2 --id $id" "$tmp/tty" \
+		>/dev/null 2>&1 </dev/null ||
+		pbt_fail "perf bpf top --stdio on a terminal failed: $(cat "$tmp/tty")"
+	grep -aq "pbt_runs" "$tmp/tty" || pbt_fail "no pbt_runs on the terminal: $(cat "$tmp/tty")"
+	grep -aq $'\033\[2J' "$tmp/tty" || pbt_fail "the terminal was not cleared between screens"
 	echo "on a terminal: $(grep -a -m1 pbt_runs "$tmp/tty" | tr -d '\r')"
 else
 	echo "script not found: perf bpf top not run on a terminal"
@@ -212,7 +225,7 @@ cnt() {
 }
 before=$(cnt)
 pbt_links_tell runs "run 100"
-pbt_wait 120 grep -qx "ran 100" "$tmp/runs.out" || pbt_fail "bpf_links runs did not run again"
+pbt_wait 120 grep -q "^ran 100 " "$tmp/runs.out" || pbt_fail "bpf_links runs did not run again"
 after=$(cnt)
 [ "$before" = "$after" ] && [ "$before" -ge "$runs" ] ||
 	pbt_fail "after kill -9 of perf bpf top: run_cnt $before, then $after after 100 more runs"
@@ -223,7 +236,7 @@ echo "after kill -9: stats off, run_cnt stays $before over 100 more runs"
 run_top gone -j -I 300 --id "$id"
 pbt_wait 60 has_line "$tmp/gone.out" "$id" || pbt_fail "perf bpf top --id $id shows nothing"
 pbt_links_tell runs "run 50"
-pbt_wait 120 grep -qx "ran 50" "$tmp/runs.out" || pbt_fail "bpf_links runs did not run again"
+pbt_wait 120 grep -q "^ran 50 " "$tmp/runs.out" || pbt_fail "bpf_links runs did not run again"
 pbt_wait 60 has_line "$tmp/gone.out" "$id" '"run_cnt_total":[5-9][0-9],' ||
 	pbt_fail "perf bpf top started after $((early + runs + 100)) runs does not show 50:" \
 		"$(tail -n 3 "$tmp/gone.out")"

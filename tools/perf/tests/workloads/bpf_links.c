@@ -33,8 +33,14 @@
  *	perf_event link to syscalls:sys_enter_getcpu, which nothing else
  *	enters (glibc asks the vDSO); print "prog runs ID pbt_runs", "link
  *	runs ID PROG_ID syscalls:sys_enter_getcpu" and "ready".  Then, for
- *	each line "run N" on stdin, enter getcpu N times and print "ran N";
- *	at any other line, or the end, close the link and the program.
+ *	each line "run N" on stdin, enter getcpu N times and print "ran N
+ *	NS", NS the time that took; for "detach", close the link and print
+ *	"detached"; at any other line, or the end, close the program.
+ *
+ *   perf test -w bpf_links many N
+ *	Load N socket filter programs named pbt_many (raising the limit on
+ *	open files to hold them), print "many N" and wait for a line (or
+ *	the end) on stdin; then close them.
  *
  * Programs are named pbt_KIND, built from instructions here so that nothing
  * needs clang.
@@ -48,6 +54,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <linux/compiler.h>
 #include <linux/kernel.h>
@@ -364,15 +371,60 @@ static int bpf_links_runs(void)
 	       bpf_links_link_id(link_fd), bpf_links_prog_id(fd));
 	fflush(stdout);
 
-	while (fgets(line, sizeof(line), stdin) && sscanf(line, "run %d", &n) == 1) {
+	while (fgets(line, sizeof(line), stdin)) {
+		u64 start = bpf_links_now();
+
+		if (!strcmp(line, "detach\n") && link_fd >= 0) {
+			close(link_fd);
+			link_fd = -1;
+			printf("detached\n");
+			fflush(stdout);
+			continue;
+		}
+		if (sscanf(line, "run %d", &n) != 1)
+			break;
 		for (i = 0; i < n; i++)
 			syscall(__NR_getcpu, &cpu, NULL, NULL);
-		printf("ran %d\n", n);
+		printf("ran %d %llu\n", n, (unsigned long long)(bpf_links_now() - start));
 		fflush(stdout);
 	}
-	close(link_fd);
+	if (link_fd >= 0)
+		close(link_fd);
 	close(perf_fd);
 	close(fd);
+	return 0;
+}
+
+static int bpf_links_many(int n)
+{
+	struct rlimit rl;
+	char line[16];
+	int i, *fds;
+
+	if (n <= 0)
+		return bpf_links_fail("many: a number of programs");
+	fds = calloc(n, sizeof(*fds));
+	if (!fds)
+		return bpf_links_fail("calloc");
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur < (rlim_t)n + 64) {
+		rl.rlim_cur = n + 64;
+		if (rl.rlim_max < rl.rlim_cur)
+			rl.rlim_max = rl.rlim_cur;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			return bpf_links_fail("RLIMIT_NOFILE");
+	}
+	for (i = 0; i < n; i++) {
+		fds[i] = bpf_links_load("pbt_many", BPF_PROG_TYPE_SOCKET_FILTER, 0, 0, 0, -1);
+		if (fds[i] < 0)
+			return bpf_links_fail("pbt_many");
+	}
+	printf("many %d\n", n);
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin) && ferror(stdin))
+		return bpf_links_fail("stdin");
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
 	return 0;
 }
 
@@ -386,9 +438,10 @@ static int bpf_links(int argc, const char **argv)
 		return bpf_links_churn(argv[1], atof(argv[2]), argc > 3 ? atof(argv[3]) : 0);
 	if (argc == 1 && !strcmp(argv[0], "runs"))
 		return bpf_links_runs();
-	fprintf(stderr,
-		"usage: %s links CGROUP [FUNC] | short N | churn CGROUP SECS [RATE] | runs\n",
-		__func__);
+	if (argc == 2 && !strcmp(argv[0], "many"))
+		return bpf_links_many(atoi(argv[1]));
+	fprintf(stderr, "usage: %s links CGROUP [FUNC] | short N | churn CGROUP SECS [RATE]"
+		" | runs | many N\n", __func__);
 	return 1;
 }
 #else

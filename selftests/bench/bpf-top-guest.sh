@@ -1,0 +1,151 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Guest half of 'make bench-bpf-top' (selftests/bench/bpf-top.sh runs it
+# in the VM).  Writes $JOB/refresh.csv and $JOB/runs.csv; a figure that
+# could not be measured is n/a, with a line saying why on stdout.
+
+progs=${BENCH_PROGS:-100 1000 10000}
+runs=${BENCH_RUNS:-200000}
+pids=
+
+cleanup() {
+	local p
+
+	exec 3>&- 4>&-
+	for p in $pids; do
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	echo 0 >/proc/sys/kernel/bpf_stats_enabled
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+cd /tmp || exit 1
+
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS
+wait_for() {
+	local end=$((SECONDS + $1))
+
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.2
+	done
+}
+
+# task_ms COMMAND...: the CPU time COMMAND took, in ms (perf stat's task-clock)
+task_ms() {
+	perf stat -x, -e task-clock -o /tmp/stat.out -- "$@" >/dev/null 2>/tmp/cmd.err ||
+		return 1
+	awk -F, '$3 == "task-clock" { print $1 }' /tmp/stat.out
+}
+
+# min3 COMMAND...: the smallest of three task_ms COMMAND
+min3() {
+	local t m=
+
+	for _ in 1 2 3; do
+		t=$(task_ms "$@") || return 1
+		m=$(awk -v a="${m:-$t}" -v b="$t" 'BEGIN { print (b < a ? b : a) }')
+	done
+	echo "$m"
+}
+
+holds_stats() {
+	local fd
+
+	for fd in "/proc/$1/fd"/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = anon_inode:bpf-stats ] && return 0
+	done
+	return 1
+}
+
+# Refresh cost
+echo "programs,top ms/refresh,bpftool ms/show,top ns/prog,bpftool ns/prog,top/bpftool" \
+	>"$JOB/refresh.csv"
+for n in $progs; do
+	rm -f /tmp/many.ctl
+	mkfifo /tmp/many.ctl
+	perf test -w bpf_links many "$n" </tmp/many.ctl >/tmp/many.out 2>/tmp/many.err &
+	p=$!
+	pids="$pids $p"
+	exec 3>/tmp/many.ctl
+	if ! wait_for 1200 grep -qx "many $n" /tmp/many.out; then
+		echo "$n programs: not loaded: $(cat /tmp/many.err)"
+		echo "$n,n/a,n/a,n/a,n/a,n/a" >>"$JOB/refresh.csv"
+		exec 3>&-
+		continue
+	fi
+	one=$(min3 perf bpf top -j -I 100 --interval-count 1 -o /dev/null)
+	six=$(min3 perf bpf top -j -I 100 --interval-count 6 -o /dev/null)
+	show=$(min3 bpftool prog show)
+	if [ -z "$one" ] || [ -z "$six" ] || [ -z "$show" ]; then
+		echo "$n programs: a run failed: $(cat /tmp/cmd.err)"
+		echo "$n,n/a,n/a,n/a,n/a,n/a" >>"$JOB/refresh.csv"
+	else
+		awk -v n="$n" -v one="$one" -v six="$six" -v show="$show" 'BEGIN {
+			r = (six - one) / 5
+			if (r < 0)
+				r = 0
+			printf "%d,%.2f,%.2f,%.0f,%.0f,%.3f\n", n, r, show,
+				r * 1e6 / n, show * 1e6 / n, show > 0 ? r / show : 0
+		}' >>"$JOB/refresh.csv"
+	fi
+	echo go >&3
+	exec 3>&-
+	wait "$p"
+done
+
+# Cost to the program: ns per getcpu, no program / program / program + stats
+echo "getcpu,ns/call,program ns/run,stats on/off" >"$JOB/runs.csv"
+rm -f /tmp/runs.ctl
+mkfifo /tmp/runs.ctl
+perf test -w bpf_links runs </tmp/runs.ctl >/tmp/runs.out 2>/tmp/runs.err &
+p=$!
+pids="$pids $p"
+exec 4>/tmp/runs.ctl
+wait_for 120 grep -qx ready /tmp/runs.out || { echo "runs: $(cat /tmp/runs.err)"; exit 0; }
+
+nr_ran() {
+	grep -c '^ran ' /tmp/runs.out
+}
+
+more_ran() {
+	[ "$(nr_ran)" -gt "$1" ]
+}
+
+# timed: the least ns per call of three "run $runs"
+timed() {
+	local n ns best=
+
+	for _ in 1 2 3; do
+		n=$(nr_ran)
+		echo "run $runs" >&4
+		wait_for 600 more_ran "$n" || return 1
+		ns=$(awk -v n="$runs" '$1 == "ran" { t = $3 } END { printf "%.1f", t / n }' \
+			/tmp/runs.out)
+		best=$(awk -v a="${best:-$ns}" -v b="$ns" 'BEGIN { print (b < a ? b : a) }')
+	done
+	echo "$best"
+}
+off=$(timed)
+perf bpf top -j -I 1000 -o /dev/null 2>/dev/null &
+t=$!
+pids="$pids $t"
+wait_for 60 holds_stats $t || echo "perf bpf top did not turn stats on"
+on=$(timed)
+kill -INT $t
+wait $t
+echo detach >&4
+wait_for 60 grep -qx detached /tmp/runs.out
+none=$(timed)
+awk -v none="$none" -v off="$off" -v on="$on" 'BEGIN {
+	printf "no program,%s,,\n", none
+	printf "program stats off,%s,%.1f,\n", off, off - none
+	printf "program stats on (perf bpf top),%s,%.1f,%.3f\n", on, on - none,
+		off > none ? (on - none) / (off - none) : 0
+	printf "program with -e counters,n/a,n/a,n/a\n"
+}' >>"$JOB/runs.csv"
+echo go >&4
+exit 0
