@@ -126,7 +126,7 @@ mapfile -t committed < <(patch_commits | tail -n +"$((nplan + 1))" |
 [ ${#upstream[@]} = 0 ] || fold_edits
 for f in "${!before[@]}"; do
 	if [ "$(git_src rev-parse "HEAD:$f")" = "${before[$f]}" ] &&
-	   ! printf '%s\n' "${committed[@]}" | grep -qxF -- "$f"; then
+	   ! grep -qxF -- "$f" <<<"$(printf '%s\n' "${committed[@]}")"; then
 		continue
 	fi
 	git_src show "HEAD:$f" | cmp -s - "$TOP/$f" && continue

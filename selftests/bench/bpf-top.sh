@@ -4,14 +4,17 @@
 # stats cost the programs it watches.  In one VM run:
 #   - with BENCH_PROGS programs loaded (100, 1000 and 10000 socket
 #     filters held by the bpf_links workload), the CPU time of one
-#     refresh of perf bpf top -j (the task-clock of a run of 6 refreshes
-#     less that of a run of 1, over 5) against one bpftool prog show,
+#     refresh of perf bpf top -j (the task-clock of a run of 11 refreshes
+#     less that of a run of 1, over 10) against one bpftool prog show,
 #     which reads the same (ids, names, types, run time and count);
 #   - the time of a getcpu syscall with no program on it, with a
 #     tracepoint program on it and stats off, and with stats on while
 #     perf bpf top runs: the program's cost, and what the stats add to it.
-# Prints a table of figures and ratios.  A benchmark, not a test: it fails
-# only if the VM run fails.
+# One vCPU and QEMU's -icount: the guest clock counts executed guest
+# instructions, so times are instruction counts, the same from run to run
+# on a busy host or a quiet one; compare them as ratios.  Prints a table of
+# figures and ratios.  A benchmark, not a test: it fails only if the VM
+# run fails.
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR/../.. source=mk/common.sh
 . "$TOP/mk/common.sh"
@@ -23,7 +26,7 @@ job=$out/job
 phase "perf bpf top against bpftool, and the cost of BPF stats (log in $out/console)"
 cmd="BENCH_PROGS='${BENCH_PROGS:-100 1000 10000}' BENCH_RUNS=${BENCH_RUNS:-200000}"
 cmd="$cmd $TOP/selftests/bench/bpf-top-guest.sh"
-VM_CPUS=${VM_CPUS:-2} VM_MEM=${VM_MEM:-4G} "$TOP/selftests/run-vm.sh" \
+VM_CPUS=${VM_CPUS:-1} VM_ICOUNT=${VM_ICOUNT-1} VM_MEM=${VM_MEM:-4G} "$TOP/selftests/run-vm.sh" \
 	--timeout "${BENCH_TIMEOUT:-3600}" --log "$out/console" --job "$job" -- "$cmd" ||
 	die "the benchmark VM run failed, see $out/console"
 phase_done

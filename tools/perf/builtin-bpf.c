@@ -2695,6 +2695,7 @@ struct bpf_top {
 	bool			links_always;	/* no link records: read links each refresh */
 	bool			stdio;
 	bool			json;
+	u32			last_id;	/* the highest program id when records began */
 	bool			rescan;		/* records were lost: look programs up by id */
 	bool			links_stale;	/* a link came or went */
 	bool			clear;		/* text on a terminal: one screen a window */
@@ -2760,12 +2761,16 @@ static void bpf_top__add(struct bpf_top *top, u32 id, bool loaded)
 	top->links_stale = true;
 }
 
+/*
+ * Follow every program loaded now: those with ids above the last one
+ * there when the records began were loaded since (ids only grow).
+ */
 static void bpf_top__scan(struct bpf_top *top, bool loaded)
 {
 	__u32 id = 0;
 
 	while (!bpf_prog_get_next_id(id, &id))
-		bpf_top__add(top, id, loaded);
+		bpf_top__add(top, id, loaded || id > top->last_id);
 }
 
 /* The side-band callback: programs come and go, links too */
@@ -3106,8 +3111,10 @@ static void bpf_top__title(struct bpf_top *top, struct bpf_top_prog **v, int nr,
 	double all = 0;
 	int i;
 
-	for (i = 0; i < nr; i++)
-		all += v[i]->win_time;
+	for (i = 0; i < nr; i++) {
+		if (!v[i]->gone)
+			all += v[i]->win_time;
+	}
 	snprintf(line, size,
 		 "perf bpf top: %d programs, %d shown; %.2fs; BPF %.2f%% of one CPU, %.2f%% of %d%s",
 		 (int)hashmap__size(top->progs), nr, (double)window / NSEC_PER_SEC,
@@ -3352,6 +3359,13 @@ static int bpf_top_tui__fill(struct bpf_top_tui *tui, struct bpf_top *top, char 
 	free(v);
 	tui->b.entries = tui->rows;
 	ui_browser__update_nr_entries(&tui->b, tui->nr_rows);
+	/* fewer rows than before: the cursor on the last */
+	if (tui->b.index >= (u64)tui->nr_rows)
+		tui->b.index = tui->nr_rows - 1;
+	if (tui->b.top_idx > tui->b.index) {
+		tui->b.top_idx = tui->b.index;
+		tui->b.seek(&tui->b, tui->b.top_idx, SEEK_SET);
+	}
 	return 0;
 }
 
@@ -3366,7 +3380,7 @@ static int bpf_top__tui(struct bpf_top *top)
 	};
 	/* whole seconds: the browser waits for keys that long */
 	int secs = top->interval ? (top->interval + 999) / 1000 : (int)(top->delay + 0.5);
-	char heads[256], title[256];
+	char heads[256], title[256] = "";
 	int key, windows = 0;
 
 	if (secs < 1)
@@ -3375,22 +3389,27 @@ static int bpf_top__tui(struct bpf_top *top)
 	bpf_top__scan(top, false);
 	top->start = bpf_top__refresh(top);
 	bpf_top__heads(heads, sizeof(heads));
-	if (ui_browser__show(&tui.b, heads, "perf bpf top: figures every %d s; q quits", secs) < 0)
-		return -1;
+	/* the programs there, without figures until the first refresh */
+	top->err = bpf_top_tui__fill(&tui, top, title, sizeof(title));
+	if (top->err ||
+	    ui_browser__show(&tui.b, heads, "perf bpf top: figures every %d s; q quits", secs) < 0)
+		goto out;
 	while (!done && !top->err) {
 		key = ui_browser__run(&tui.b, secs);
 		if (key == K_TIMER) {
 			bpf_side_band__read(top->evlist, &top->err);
 			bpf_top__refresh(top);
 			top->err = top->err ?: bpf_top_tui__fill(&tui, top, title, sizeof(title));
-			ui_helpline__puts(title);
+			if (!top->err)
+				ui_helpline__puts(title);
 			if (top->interval_count && ++windows >= top->interval_count)
 				break;
 			continue;
 		}
-		if (key == 'q' || key == K_ESC || key == CTRL('c'))
+		if (key == 'q' || key == K_ESC || key == CTRL('c') || key == K_ERROR)
 			break;
 	}
+out:
 	ui_browser__hide(&tui.b);
 	bpf_top_tui__free(&tui);
 	evlist__disable(top->evlist);
@@ -3614,6 +3633,8 @@ static int cmd_bpf_top(int argc, const char **argv)
 				  top.mmap_pages, "top");
 	if (err)
 		goto out;
+	while (!bpf_prog_get_next_id(top.last_id, &top.last_id))
+		;
 
 	/*
 	 * Run-time stats through an fd: the kernel turns them off when the
@@ -3635,7 +3656,8 @@ static int cmd_bpf_top(int argc, const char **argv)
 	sigaction(SIGTERM, &act, NULL);
 #ifdef HAVE_SLANG_SUPPORT
 	/* on a terminal, the TUI unless --stdio */
-	if (top.out.format == BPF_FORMAT_TEXT && top.out.fp == stdout && !top.stdio) {
+	if (top.out.format == BPF_FORMAT_TEXT && top.out.fp == stdout && !top.stdio &&
+	    isatty(STDIN_FILENO)) {
 		setup_browser(false);
 		/* perf's main ends the TUI, after the command returns */
 		if (use_browser == 1) {

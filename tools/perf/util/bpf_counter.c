@@ -146,6 +146,7 @@
 #include "debug.h"
 #include "evsel.h"
 #include "evlist.h"
+#include "intlist.h"
 #include "target.h"
 #include "cgroup.h"
 #include "cpumap.h"
@@ -291,12 +292,14 @@ out:
 	return err;
 }
 
-/* Whether @tok is a program tag: 2 * BPF_TAG_SIZE hex digits, not all decimal */
+/*
+ * Whether @tok is a program tag: 2 * BPF_TAG_SIZE hex digits (an id has
+ * 10 digits at most)
+ */
 static bool profiler_is_tag(const char *tok)
 {
 	return strlen(tok) == 2 * BPF_TAG_SIZE &&
-	       strspn(tok, "0123456789abcdefABCDEF") == 2 * BPF_TAG_SIZE &&
-	       strspn(tok, "0123456789") != 2 * BPF_TAG_SIZE;
+	       strspn(tok, "0123456789abcdefABCDEF") == 2 * BPF_TAG_SIZE;
 }
 
 /* Whether the program behind @fd has the tag or the name @tok */
@@ -317,17 +320,31 @@ static bool profiler_prog_matches(int fd, const char *tok, bool tag)
 	}
 	if (strlen(info.name) < BPF_OBJ_NAME_LEN - 1)
 		return !strcmp(info.name, tok);
-	/* a name cut to fit bpf_prog_info: the whole one is in BTF */
+	/* a name cut to fit bpf_prog_info: the whole one is in BTF, if any */
 	if (!strstarts(tok, info.name))
 		return false;
 	full = profiler_prog_func_name(fd);
-	match = full && !strcmp(full, tok);
+	match = !strcmp(full ?: info.name, tok);
 	free(full);
 	return match;
 }
 
+/*
+ * Profile program @id, unless an earlier id, name or tag of -b stood for
+ * it already (@done): a program profiled twice would count twice.
+ */
+static int profiler_load_once(struct evsel *evsel, __u32 id, struct intlist *done)
+{
+	if (intlist__has_entry(done, id))
+		return 0;
+	if (intlist__add(done, id))
+		return -ENOMEM;
+	return profiler_load_one(evsel, id);
+}
+
 /* Profile every program loaded now with the tag or the name @tok */
-static int profiler_load_matching(struct evsel *evsel, const char *tok)
+static int profiler_load_matching(struct evsel *evsel, const char *tok,
+				  struct intlist *done)
 {
 	bool tag = profiler_is_tag(tok);
 	__u32 id = 0, last = 0;
@@ -336,7 +353,7 @@ static int profiler_load_matching(struct evsel *evsel, const char *tok)
 	/* the profilers loaded meanwhile have higher ids: stop before them */
 	while (!bpf_prog_get_next_id(last, &last))
 		;
-	while (id < last && !bpf_prog_get_next_id(id, &id)) {
+	while (!bpf_prog_get_next_id(id, &id) && id <= last) {
 		bool match;
 
 		fd = bpf_prog_get_fd_by_id(id);
@@ -346,11 +363,11 @@ static int profiler_load_matching(struct evsel *evsel, const char *tok)
 		close(fd);
 		if (!match)
 			continue;
+		n++;
 		pr_debug("bpf prog %s: id %u\n", tok, id);
-		err = profiler_load_one(evsel, id);
+		err = profiler_load_once(evsel, id, done);
 		if (err)
 			return err;
-		n++;
 	}
 	if (!n) {
 		pr_err("Failed to find a bpf prog with the %s %s\n", tag ? "tag" : "name", tok);
@@ -367,17 +384,22 @@ static int bpf_program_profiler__load(struct evsel *evsel,
 				      struct target *target)
 {
 	char *ids, *tok, *end, *save = NULL;
+	struct intlist *done;
 	unsigned long id;
 	int err = 0;
 
 	ids = strdup(target->bpf_str);
-	if (!ids)
+	done = intlist__new(NULL);
+	if (!ids || !done) {
+		free(ids);
+		intlist__delete(done);
 		return -1;
+	}
 
 	for (tok = strtok_r(ids, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (!isdigit((unsigned char)*tok) || profiler_is_tag(tok)) {
-			err = profiler_load_matching(evsel, tok);
+			err = profiler_load_matching(evsel, tok, done);
 			if (err)
 				break;
 			continue;
@@ -390,12 +412,13 @@ static int bpf_program_profiler__load(struct evsel *evsel,
 			err = -1;
 			break;
 		}
-		err = profiler_load_one(evsel, id);
+		err = profiler_load_once(evsel, id, done);
 		if (err)
 			break;
 	}
 	if (err)
 		bpf_program_profiler__destroy(evsel);
+	intlist__delete(done);
 	free(ids);
 	return err;
 }

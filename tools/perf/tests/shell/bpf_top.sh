@@ -193,9 +193,13 @@ perf bpf top --stdio -d 0.2 --interval-count 1 --id "$id" >"$tmp/text" 2>"$tmp/t
 	pbt_fail "perf bpf top --stdio failed: $(cat "$tmp/text.err")"
 grep -Eq "^ *$id pbt_runs +tracepoint " "$tmp/text" ||
 	pbt_fail "no row of pbt_runs in the text: $(cat "$tmp/text")"
-if command -v script >/dev/null; then
-	# the TUI, and the text screen cleared before each refresh
-	TERM=xterm LINES=24 COLUMNS=160 \
+if ! command -v script >/dev/null; then
+	echo "script not found: perf bpf top not run on a terminal"
+elif ! perf version --build-options | grep -Eq 'libslang: +\[ on'; then
+	echo "perf built without libslang: no TUI to run"
+else
+	# the TUI
+	TERM=xterm LINES=24 COLUMNS=160 timeout 120 \
 		script -qec "perf bpf top -d 1 --interval-count 2 --id $id" "$tmp/tui" \
 		>/dev/null 2>&1 </dev/null ||
 		pbt_fail "perf bpf top on a terminal failed: $(cat "$tmp/tui")"
@@ -205,15 +209,16 @@ if command -v script >/dev/null; then
 	grep -aq "RUNS/s" "$tmp/tui" || pbt_fail "no column heads in the TUI: $(cat "$tmp/tui")"
 	grep -aq "1 programs, 1 shown" "$tmp/tui" ||
 		pbt_fail "no summary line in the TUI: $(cat "$tmp/tui")"
-	TERM=xterm LINES=24 COLUMNS=160 \
+fi
+if command -v script >/dev/null; then
+	# the text screen, cleared before each refresh
+	TERM=xterm LINES=24 COLUMNS=160 timeout 120 \
 		script -qec "perf bpf top --stdio -d 0.2 --interval-count 2 --id $id" "$tmp/tty" \
 		>/dev/null 2>&1 </dev/null ||
 		pbt_fail "perf bpf top --stdio on a terminal failed: $(cat "$tmp/tty")"
 	grep -aq "pbt_runs" "$tmp/tty" || pbt_fail "no pbt_runs on the terminal: $(cat "$tmp/tty")"
 	grep -aq $'\033\[2J' "$tmp/tty" || pbt_fail "the terminal was not cleared between screens"
 	echo "on a terminal: $(grep -a -m1 pbt_runs "$tmp/tty" | tr -d '\r')"
-else
-	echo "script not found: perf bpf top not run on a terminal"
 fi
 
 # kill -9: the kernel turns the stats off with the fd; the run count stays

@@ -25,7 +25,7 @@ id=$(bpftool prog show name bperf_switch | awk -F: 'NR == 1 { print $1 }')
 # Profile it system-wide for 2 s, while the pipe benchmark switches
 # contexts (with a workload, perf stat -b counts on the workload's task,
 # which is not where the program runs).
-perf bench sched pipe -l 100000 >/dev/null 2>&1 9>&- &
+perf bench sched pipe -l 100000000 >/dev/null 2>&1 9>&- &
 load=$!
 bperf_track $load
 perf stat -b "$id" -e cpu-clock -x, -o "$tmp/prof.out" --timeout 2000 \

@@ -34,8 +34,9 @@
  *	enters (glibc asks the vDSO); print "prog runs ID pbt_runs", "link
  *	runs ID PROG_ID syscalls:sys_enter_getcpu" and "ready".  Then, for
  *	each line "run N" on stdin, enter getcpu N times and print "ran N
- *	NS", NS the time that took; for "detach", close the link and print
- *	"detached"; at any other line, or the end, close the program.
+ *	NS", NS the time that took; for "detach", close the link and the
+ *	event and print "detached"; at any other line, or the end, close
+ *	the program.
  *
  *   perf test -w bpf_links many N
  *	Load N socket filter programs named pbt_many (raising the limit on
@@ -375,8 +376,10 @@ static int bpf_links_runs(void)
 		u64 start = bpf_links_now();
 
 		if (!strcmp(line, "detach\n") && link_fd >= 0) {
+			/* and the event: without a program, it would sample */
 			close(link_fd);
-			link_fd = -1;
+			close(perf_fd);
+			link_fd = perf_fd = -1;
 			printf("detached\n");
 			fflush(stdout);
 			continue;
@@ -388,16 +391,17 @@ static int bpf_links_runs(void)
 		printf("ran %d %llu\n", n, (unsigned long long)(bpf_links_now() - start));
 		fflush(stdout);
 	}
-	if (link_fd >= 0)
+	if (link_fd >= 0) {
 		close(link_fd);
-	close(perf_fd);
+		close(perf_fd);
+	}
 	close(fd);
 	return 0;
 }
 
 static int bpf_links_many(int n)
 {
-	struct rlimit rl;
+	struct rlimit rl = { 0, 0 };
 	char line[16];
 	int i, *fds;
 
