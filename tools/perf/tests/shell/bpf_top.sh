@@ -67,7 +67,8 @@ run_top() {
 	pbt_track $pid
 	echo $pid >"$tmp/$name.pid"
 	pbt_wait 60 holds_stats $pid ||
-		pbt_fail "perf bpf top $* did not turn stats on within 60 s: $(cat "$tmp/$name.err")"
+		pbt_fail "perf bpf top $* did not turn stats on within 60 s:" \
+			"$(cat "$tmp/$name.err")"
 }
 
 # has_line FILE ID [PATTERN]: FILE has a JSON line of program ID (matching PATTERN)
@@ -101,7 +102,8 @@ pbt_wait 60 has_line "$tmp/main.out" "$id" ||
 	pbt_fail "pbt_runs ($id), loaded after perf bpf top started, not shown within 60 s:" \
 		"$(cat "$tmp/main.err")"
 pbt_wait 60 has_line "$tmp/main.out" "$id" 'sys_enter_getcpu' ||
-	pbt_fail "pbt_runs shown without its attach point: $(grep -m1 "\"prog_id\":$id," "$tmp/main.out")"
+	pbt_fail "pbt_runs shown without its attach point:" \
+		"$(grep -m1 "\"prog_id\":$id," "$tmp/main.out")"
 echo "pbt_runs ($id) shown: $(grep -m1 "\"prog_id\":$id," "$tmp/main.out")"
 
 pbt_links_tell runs "run $runs"

@@ -379,7 +379,8 @@ static int bpf_links_runs(void)
 			/* and the event: without a program, it would sample */
 			close(link_fd);
 			close(perf_fd);
-			link_fd = perf_fd = -1;
+			link_fd = -1;
+			perf_fd = -1;
 			printf("detached\n");
 			fflush(stdout);
 			continue;
@@ -444,8 +445,8 @@ static int bpf_links(int argc, const char **argv)
 		return bpf_links_runs();
 	if (argc == 2 && !strcmp(argv[0], "many"))
 		return bpf_links_many(atoi(argv[1]));
-	fprintf(stderr, "usage: %s links CGROUP [FUNC] | short N | churn CGROUP SECS [RATE]"
-		" | runs | many N\n", __func__);
+	fprintf(stderr, "usage: %s links CGROUP [FUNC] | short N | runs | many N\n", __func__);
+	fprintf(stderr, "       %s churn CGROUP SECS [RATE]\n", __func__);
 	return 1;
 }
 #else
