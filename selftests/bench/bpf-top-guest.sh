@@ -4,6 +4,9 @@
 # in the VM).  Writes $JOB/refresh.csv and $JOB/runs.csv; a figure that
 # could not be measured is n/a, with a line saying why on stdout.
 
+# shellcheck source=selftests/bench/guest-lib.sh
+. "$(dirname "$0")/guest-lib.sh"
+
 progs=${BENCH_PROGS:-100 1000 10000}
 runs=${BENCH_RUNS:-200000}
 pids=
@@ -25,17 +28,6 @@ trap 'exit 143' TERM
 trap '' PIPE
 : "${JOB:?the VM job directory}"
 cd /tmp || exit 1
-
-# wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS
-wait_for() {
-	local end=$((SECONDS + $1))
-
-	shift
-	until "$@"; do
-		[ "$SECONDS" -lt "$end" ] || return 1
-		sleep 0.2
-	done
-}
 
 # task_ms COMMAND...: the CPU time COMMAND took, in ms (perf stat's task-clock)
 task_ms() {
@@ -66,7 +58,7 @@ holds_stats() {
 
 # settled N PID: the workload PID has loaded its N programs, or ended
 settled() {
-	grep -qx "many $1" /tmp/many.out || ! kill -0 "$2" 2>/dev/null
+	grep -qx "many $1" /tmp/many.out || gone "$2"
 }
 
 # Refresh cost

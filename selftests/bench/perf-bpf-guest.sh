@@ -9,6 +9,9 @@
 # Writes a CSV table to $JOB/bench.csv; a run that went wrong has n/a in
 # the columns it could not measure, and a line saying why on stdout.
 
+# shellcheck source=selftests/bench/guest-lib.sh
+. "$(dirname "$0")/guest-lib.sh"
+
 secs=${BENCH_SECS:-10}
 rates=${BENCH_RATES:-250 500 1000 max}
 csv=$JOB/bench.csv
@@ -33,21 +36,6 @@ cd /tmp || exit 1
 # cpu_ticks PID: user + system time of PID, in clock ticks
 cpu_ticks() {
 	awk '{ print $14 + $15 }' "/proc/$1/stat"
-}
-
-# wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS
-wait_for() {
-	local end=$((SECONDS + $1))
-
-	shift
-	until "$@"; do
-		[ "$SECONDS" -lt "$end" ] || return 1
-		sleep 0.2
-	done
-}
-
-gone() {
-	! kill -0 "$1" 2>/dev/null
 }
 
 shown() {
