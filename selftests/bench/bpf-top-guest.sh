@@ -100,7 +100,7 @@ for n in $progs; do
 done
 
 # Cost to the program: ns per getcpu, no program / program / program + stats
-echo "getcpu,ns/call,program ns/run,stats on/off" >"$JOB/runs.csv"
+echo "getcpu,ns/call,program ns/run,program ns/run / stats off" >"$JOB/runs.csv"
 rm -f /tmp/runs.ctl
 mkfifo /tmp/runs.ctl
 perf test -w bpf_links runs </tmp/runs.ctl >/tmp/runs.out 2>/tmp/runs.err &
@@ -140,10 +140,32 @@ wait_for 60 holds_stats $t || { echo "perf bpf top did not turn stats on"; on=n/
 [ "${on:-}" = n/a ] || on=$(timed) || on=n/a
 kill -INT $t
 wait $t
+# and with perf bpf top -e cpu-clock counting around each run (no PMU
+# under TCG: a software event), once its profiler is attached
+holds_link() {
+	local fd
+
+	for fd in "/proc/$1/fd"/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = anon_inode:bpf_link ] && return 0
+	done
+	return 1
+}
+id=$(awk '$1 == "prog" && $2 == "runs" { print $3 }' /tmp/runs.out)
+perf bpf top -j -I 1000000 -e cpu-clock --id "$id" -o /dev/null 2>/tmp/ev.err &
+t=$!
+pids="$pids $t"
+if wait_for 60 holds_link $t; then
+	ev=$(timed) || ev=n/a
+else
+	echo "perf bpf top -e cpu-clock did not attach: $(cat /tmp/ev.err)"
+	ev=n/a
+fi
+kill -INT $t
+wait $t
 echo detach >&4
 wait_for 60 grep -qx detached /tmp/runs.out
 none=$(timed) || none=n/a
-awk -v none="$none" -v off="$off" -v on="$on" '
+awk -v none="$none" -v off="$off" -v on="$on" -v ev="$ev" '
 function ok(x) { return x ~ /^[0-9.]+$/ }
 function diff(a, b) { return ok(a) && ok(b) ? sprintf("%.1f", a - b) : "n/a" }
 BEGIN {
@@ -152,8 +174,9 @@ BEGIN {
 	r = ok(on) && ok(off) && ok(none) && off > none ? \
 		sprintf("%.3f", (on - none) / (off - none)) : "n/a"
 	printf "program stats on (perf bpf top),%s,%s,%s\n", on, diff(on, none), r
-	# perf bpf top -e is not there yet
-	printf "program with -e counters,n/a,n/a,n/a\n"
+	r = ok(ev) && ok(off) && ok(none) && off > none ? \
+		sprintf("%.3f", (ev - none) / (off - none)) : "n/a"
+	printf "program stats on and -e cpu-clock,%s,%s,%s\n", ev, diff(ev, none), r
 }' >>"$JOB/runs.csv"
 echo go >&4
 exit 0

@@ -70,6 +70,8 @@
 
 #include "builtin.h"
 #include "util/bpf-event.h"
+#include "util/bpf_counter.h"
+#include "util/counts.h"
 #include "util/cpumap.h"
 #include "util/cap.h"
 #include "util/debug.h"
@@ -81,6 +83,7 @@
 #include "util/machine.h"
 #include "util/mmap.h"
 #include "util/ordered-events.h"
+#include "util/parse-events.h"
 #include "util/pmu.h"
 #include "util/pmus.h"
 #include "util/strbuf.h"
@@ -2625,6 +2628,18 @@ out:
 /* perf bpf top */
 
 /*
+ * -e: an event counted around each run of a program by perf stat -b's
+ * profiler (fentry and fexit programs attached to it, reading the event
+ * on the CPU it runs on)
+ */
+struct bpf_top_count {
+	struct evsel		*evsel;
+	u64			base;		/* at the first read */
+	u64			val;		/* at the last read, scaled */
+	u64			win;		/* over the last window */
+};
+
+/*
  * A program's run time and count, as the kernel counts them while
  * BPF_ENABLE_STATS is held (kernel.bpf_stats_enabled): read once a window,
  * the figures of the window are the differences between two reads.
@@ -2642,6 +2657,10 @@ struct bpf_top_prog {
 	bool			seen_load;	/* its load record was read */
 	bool			shown;		/* passes -p */
 	int			gone;		/* refreshes since it was unloaded */
+	struct bpf_top_count	*counts;	/* -e: one an event, NULL if not counted */
+	u64			counts_cnt;	/* run count at their first read */
+	int			counts_reads;	/* reads since they were attached */
+	bool			counts_failed;	/* the profiler cannot attach to it */
 };
 
 enum bpf_top_key {
@@ -2674,6 +2693,13 @@ struct bpf_top {
 	struct hashmap		*progs;		/* id -> struct bpf_top_prog * */
 	struct intlist		*ids;		/* --id */
 	struct intlist		*pids;		/* -p: programs these hold */
+	struct intlist		*own;		/* -e: the profiler's programs, not shown */
+	struct evlist		*events;	/* -e: the events, opened per program */
+	struct perf_cpu_map	*cpus;		/* -e: where they are opened */
+	const char		**columns;	/* -x, -j: with the events' */
+	const char		*event_str;
+	int			nr_events;
+	int			nr_counted;	/* programs -e counts */
 	const char		*name_glob;
 	const char		*id_str;
 	const char		*pid_str;
@@ -2706,9 +2732,31 @@ struct bpf_top {
 	int			err;
 };
 
-static void bpf_top_prog__delete(struct bpf_top_prog *prog)
+/* Stop counting @prog: the profiler held it, the kernel may free it now */
+static void bpf_top_prog__uncount(struct bpf_top *top, struct bpf_top_prog *prog)
+{
+	int i;
+
+	if (!prog->counts)
+		return;
+	for (i = 0; i < top->nr_events; i++) {
+		struct evsel *evsel = prog->counts[i].evsel;
+
+		if (evsel) {
+			bpf_counter__destroy(evsel);
+			evsel__close(evsel);
+			evsel__delete(evsel);
+		}
+	}
+	zfree(&prog->counts);
+	prog->counts_reads = 0;
+	top->nr_counted--;
+}
+
+static void bpf_top_prog__delete(struct bpf_top *top, struct bpf_top_prog *prog)
 {
 	if (prog) {
+		bpf_top_prog__uncount(top, prog);
 		free(prog->desc.name);
 		strbuf_release(&prog->attach);
 		free(prog);
@@ -2740,6 +2788,8 @@ static void bpf_top__add(struct bpf_top *top, u32 id, bool loaded)
 		prog->seen_load |= loaded;
 		return;
 	}
+	if (top->own && intlist__has_entry(top->own, id))
+		return;
 	fd = bpf_fd_by_id(bpf_prog_get_fd_by_id, id);
 	if (fd < 0)
 		return;		/* gone already */
@@ -2747,7 +2797,7 @@ static void bpf_top__add(struct bpf_top *top, u32 id, bool loaded)
 	if (prog)
 		strbuf_init(&prog->attach, 0);
 	if (!prog || bpf_prog_desc__fill(&prog->desc, fd, NULL)) {
-		bpf_top_prog__delete(prog);
+		bpf_top_prog__delete(top, prog);
 		close(fd);
 		return;
 	}
@@ -2755,7 +2805,7 @@ static void bpf_top__add(struct bpf_top *top, u32 id, bool loaded)
 	prog->seen_load = loaded;
 	prog->shown = !top->pids;
 	if (!bpf_top__wanted(top, &prog->desc) || hashmap__add(top->progs, id, prog)) {
-		bpf_top_prog__delete(prog);
+		bpf_top_prog__delete(top, prog);
 		return;
 	}
 	top->links_stale = true;
@@ -2920,6 +2970,198 @@ out:
 }
 
 /*
+ * Whether program @id traces another BPF program: a tracing program
+ * with an attach target but no kernel BTF for it, which is the BTF of
+ * a program then (the profiler of perf stat -b or of another perf bpf
+ * top, for one).  The kernel lets a tracing program attach to such a
+ * program, but not one more level down: counting them is left to their
+ * owners.
+ */
+static bool bpf_prog__traces_prog(u32 id)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd, err;
+
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return false;
+	err = bpf_prog_get_info_by_fd(fd, &info, &len);
+	close(fd);
+	return !err && info.type == BPF_PROG_TYPE_TRACING && info.attach_btf_id &&
+	       !info.attach_btf_obj_id;
+}
+
+/*
+ * -e: count the events around each run of @prog, an evsel an event with
+ * perf stat -b's profiler on it.  Why a program cannot be counted (no
+ * BTF, a tracing program, ...) is said with -v, not on every screen.
+ */
+static int bpf_top__count(struct bpf_top *top, struct bpf_top_prog *prog)
+{
+	struct target target = { .bpf_str = NULL, };
+	struct evsel *tmpl, *evsel;
+	int i = 0, err = 0, saved = verbose;
+	char id[16];
+
+	if (bpf_prog__traces_prog(prog->desc.id)) {
+		pr_debug("perf bpf top: program %u traces a BPF program: not counted\n",
+			 prog->desc.id);
+		return -EINVAL;
+	}
+	prog->counts = calloc(top->nr_events, sizeof(*prog->counts));
+	if (!prog->counts)
+		return -ENOMEM;
+	top->nr_counted++;
+	snprintf(id, sizeof(id), "%u", prog->desc.id);
+	target.bpf_str = id;
+	if (verbose <= 0)
+		verbose = -1;
+	evlist__for_each_entry(top->events, tmpl) {
+		evsel = evsel__new(&tmpl->core.attr);
+		if (!evsel) {
+			err = -ENOMEM;
+			break;
+		}
+		prog->counts[i++].evsel = evsel;
+		evsel->core.cpus = perf_cpu_map__get(top->cpus);
+		err = bpf_counter__load(evsel, &target);
+		if (!err)
+			err = evsel__open_per_cpu(evsel, top->cpus, -1);
+		if (!err)
+			err = evsel__alloc_counts(evsel);
+		if (!err)
+			err = bpf_counter__enable(evsel);
+		if (err)
+			break;
+	}
+	verbose = saved;
+	if (err) {
+		pr_debug("perf bpf top: cannot count the events of program %u (%s)\n",
+			 prog->desc.id, prog->desc.name ?: "");
+		bpf_top_prog__uncount(top, prog);
+	}
+	return err;
+}
+
+/* The profiler's programs are this process's: not shown */
+static void bpf_top__hide_own(struct bpf_top *top)
+{
+	struct bpf_owner_maps own = {
+		.progs = id_map(),
+		.links = id_map(),
+	};
+	struct bpf_top_prog *prog;
+	struct hashmap_entry *cur;
+	size_t bkt;
+
+	if (own.progs && own.links)
+		bpf_owner_maps__scan_pid(&own, getpid());
+	if (own.progs) {
+		hashmap__for_each_entry(own.progs, cur, bkt) {
+			intlist__add(top->own, cur->key);
+			if (hashmap__delete(top->progs, cur->key, NULL, &prog))
+				bpf_top_prog__delete(top, prog);
+		}
+	}
+	bpf_owner_map__free(own.progs);
+	bpf_owner_map__free(own.links);
+}
+
+/*
+ * -e: count the programs shown that a link or a process holds.  The
+ * profiler holds the program it is attached to: let go of one nothing
+ * else holds, for the kernel to free it and for its unload to be seen.
+ * A program attached without a link (netlink, tc, legacy cgroup) and
+ * held by no process is not counted.
+ */
+static void bpf_top__update_counts(struct bpf_top *top)
+{
+	struct bpf_owner_maps owners = {};
+	struct hashmap_entry *cur;
+	struct bpf_top_prog *prog;
+	bool scan = false, added = false;
+	size_t bkt;
+
+	hashmap__for_each_entry(top->progs, cur, bkt) {
+		prog = cur->pvalue;
+		if (!prog->gone && prog->shown && !prog->attach.len && !prog->counts_failed)
+			scan = true;
+	}
+	if (scan) {
+		owners.progs = id_map();
+		owners.links = id_map();
+		if (owners.progs && owners.links)
+			bpf_owner_maps__scan(&owners);
+	}
+	hashmap__for_each_entry(top->progs, cur, bkt) {
+		bool held;
+
+		prog = cur->pvalue;
+		held = prog->attach.len ||
+		       (owners.progs && bpf_owners__find(owners.progs, prog->desc.id));
+		if (prog->gone || !prog->shown || !held) {
+			bpf_top_prog__uncount(top, prog);
+			continue;
+		}
+		if (prog->counts || prog->counts_failed)
+			continue;
+		if (bpf_top__count(top, prog))
+			prog->counts_failed = true;
+		else
+			added = true;
+	}
+	bpf_owner_map__free(owners.progs);
+	bpf_owner_map__free(owners.links);
+	if (added)
+		bpf_top__hide_own(top);
+}
+
+/* The event's count over every CPU, scaled if it was multiplexed */
+static int bpf_top__count_read(struct evsel *evsel, u64 *val)
+{
+	struct perf_counts_values sum = {}, *v;
+	__s8 scaled;
+	int idx;
+
+	if (bpf_counter__read(evsel))
+		return -1;
+	perf_cpu_map__for_each_idx(idx, evsel__cpus(evsel)) {
+		v = perf_counts(evsel->counts, idx, 0);
+		sum.val += v->val;
+		sum.ena += v->ena;
+		sum.run += v->run;
+	}
+	perf_counts_values__scale(&sum, true, &scaled);
+	*val = sum.val;
+	return 0;
+}
+
+/*
+ * -e: the first read is the base; the window is whole from the second
+ * on.  A read that fails keeps the figures as they were.
+ */
+static void bpf_top__read_counts(struct bpf_top *top, struct bpf_top_prog *prog)
+{
+	int i;
+
+	for (i = 0; i < top->nr_events; i++) {
+		struct bpf_top_count *c = &prog->counts[i];
+		u64 val;
+
+		if (bpf_top__count_read(c->evsel, &val))
+			val = c->val;
+		if (!prog->counts_reads)
+			c->base = val;
+		else
+			c->win = val - c->val;
+		c->val = val;
+	}
+	if (!prog->counts_reads++)
+		prog->counts_cnt = prog->cnt;
+}
+
+/*
  * Read every program's run time and count, shown or not (-p may show it
  * later): the window's figures are what they grew by since the last
  * read.  A program the kernel no longer has is gone even if its unload
@@ -2940,7 +3182,7 @@ static void bpf_top__read_stats(struct bpf_top *top)
 			/* shown for the refresh after it went, then forgotten */
 			if (prog->gone++ > 1) {
 				hashmap__delete(top->progs, prog->desc.id, NULL, NULL);
-				bpf_top_prog__delete(prog);
+				bpf_top_prog__delete(top, prog);
 			}
 			continue;
 		}
@@ -2968,6 +3210,8 @@ static void bpf_top__read_stats(struct bpf_top *top)
 		prog->win_cnt = info.run_cnt - prog->cnt;
 		prog->time = info.run_time_ns;
 		prog->cnt = info.run_cnt;
+		if (prog->counts)
+			bpf_top__read_counts(top, prog);
 	}
 }
 
@@ -3063,6 +3307,38 @@ static const char * const bpf_top_columns[] = {
 	"gone", "attach", NULL,
 };
 
+/*
+ * -e, -x and -j: for each event E, "E" over the window and "E_per_run",
+ * once a whole window was counted; "E_total" since counting began.
+ * Nothing for a program not counted.
+ */
+static void bpf_top__print_counts(struct bpf_top *top, struct bpf_top_prog *prog)
+{
+	struct bpf_out *out = &top->out;
+	const char **key = top->columns + ARRAY_SIZE(bpf_top_columns) - 1;
+	int i;
+
+	for (i = 0; i < top->nr_events; i++, key += 3) {
+		struct bpf_top_count *c = prog->counts ? &prog->counts[i] : NULL;
+		bool whole = c && prog->counts_reads > 1 && !prog->gone;
+
+		if (whole)
+			out_u64(out, key[0], c->win);
+		else
+			out_none(out, key[0]);
+		if (whole && prog->win_cnt) {
+			out_key(out, key[1]);
+			fprintf(out->fp, "%.1f", (double)c->win / prog->win_cnt);
+		} else {
+			out_none(out, key[1]);
+		}
+		if (c && prog->counts_reads)
+			out_u64(out, key[2], c->val - c->base);
+		else
+			out_none(out, key[2]);
+	}
+}
+
 static void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v, int nr,
 				    u64 now, u64 window)
 {
@@ -3100,6 +3376,7 @@ static void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v
 		out_key(out, "gone");
 		fputs(prog->gone ? "true" : "false", out->fp);
 		out_str(out, "attach", prog->attach.buf);
+		bpf_top__print_counts(top, prog);
 		out_end(out);
 	}
 }
@@ -3123,11 +3400,46 @@ static void bpf_top__title(struct bpf_top *top, struct bpf_top_prog **v, int nr,
 		 top->nr_cpus, top->stats_were_on ? "; stats were on before" : "");
 }
 
-static void bpf_top__heads(char *line, size_t size)
+/* -e: a column an event, its count per run over the window */
+static int bpf_top__count_heads(struct bpf_top *top, char *line, size_t size)
 {
-	snprintf(line, size, "%8s %-16s %-14s %10s %9s %7s %7s %12s %12s  %s",
-		 "ID", "NAME", "TYPE", "RUNS/s", "AVG ns", "%CPU", "%ALL", "RUNS", "TIME ms",
-		 "ATTACH");
+	struct evsel *evsel;
+	int n = 0;
+
+	if (!top->events)
+		return 0;
+	evlist__for_each_entry(top->events, evsel) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "%.10s/run", evsel__name(evsel));
+		n += scnprintf(line + n, size - n, " %14s", name);
+	}
+	return n;
+}
+
+static void bpf_top__heads(struct bpf_top *top, char *line, size_t size)
+{
+	int n;
+
+	n = scnprintf(line, size, "%8s %-16s %-14s %10s %9s %7s %7s %12s %12s",
+		      "ID", "NAME", "TYPE", "RUNS/s", "AVG ns", "%CPU", "%ALL", "RUNS", "TIME ms");
+	n += bpf_top__count_heads(top, line + n, size - n);
+	scnprintf(line + n, size - n, "  %s", "ATTACH");
+}
+
+static int bpf_top__count_row(struct bpf_top *top, struct bpf_top_prog *prog, char *line,
+			      size_t size)
+{
+	int i, n = 0;
+
+	for (i = 0; i < top->nr_events; i++) {
+		if (prog->counts && prog->counts_reads > 1 && prog->win_cnt && !prog->gone)
+			n += scnprintf(line + n, size - n, " %14.1f",
+				       (double)prog->counts[i].win / prog->win_cnt);
+		else
+			n += scnprintf(line + n, size - n, " %14s", "-");
+	}
+	return n;
 }
 
 static void bpf_top__row(struct bpf_top *top, struct bpf_top_prog *prog, u64 window,
@@ -3135,18 +3447,21 @@ static void bpf_top__row(struct bpf_top *top, struct bpf_top_prog *prog, u64 win
 {
 	double one = window ? 100.0 * prog->win_time / window : 0;
 	char type[16];
+	int n;
 
-	snprintf(line, size,
-		 "%8u %-16.16s %-14.14s %10.1f %9" PRIu64 " %7.2f %7.2f %12" PRIu64
-		 " %12.3f  %s%s",
-		 prog->desc.id, prog->desc.name && *prog->desc.name ? prog->desc.name : "-",
-		 enum_name(libbpf_bpf_prog_type_str(prog->desc.type), prog->desc.type,
-			   type, sizeof(type)),
-		 window ? (double)prog->win_cnt * NSEC_PER_SEC / window : 0,
-		 bpf_top_prog__avg(prog), one, one / top->nr_cpus,
-		 prog->cnt - prog->base_cnt,
-		 (double)(prog->time - prog->base_time) / NSEC_PER_MSEC,
-		 prog->gone ? "(gone) " : "", prog->attach.len ? prog->attach.buf : "-");
+	n = scnprintf(line, size,
+		      "%8u %-16.16s %-14.14s %10.1f %9" PRIu64 " %7.2f %7.2f %12" PRIu64
+		      " %12.3f",
+		      prog->desc.id, prog->desc.name && *prog->desc.name ? prog->desc.name : "-",
+		      enum_name(libbpf_bpf_prog_type_str(prog->desc.type), prog->desc.type,
+				type, sizeof(type)),
+		      window ? (double)prog->win_cnt * NSEC_PER_SEC / window : 0,
+		      bpf_top_prog__avg(prog), one, one / top->nr_cpus,
+		      prog->cnt - prog->base_cnt,
+		      (double)(prog->time - prog->base_time) / NSEC_PER_MSEC);
+	n += bpf_top__count_row(top, prog, line + n, size - n);
+	scnprintf(line + n, size - n, "  %s%s", prog->gone ? "(gone) " : "",
+		  prog->attach.len ? prog->attach.buf : "-");
 }
 
 static const char *bpf_top__none(struct bpf_top *top)
@@ -3186,7 +3501,7 @@ static void bpf_top__print_screen(struct bpf_top *top, struct bpf_top_prog **v, 
 			 top->lost);
 		fprintf(fp, "%.*s\n", cols, line);
 	}
-	bpf_top__heads(line, sizeof(line));
+	bpf_top__heads(top, line, sizeof(line));
 	fprintf(fp, "\n%.*s\n", cols, line);
 	if (!nr && rows)
 		fprintf(fp, "%s\n", bpf_top__none(top));
@@ -3215,6 +3530,8 @@ static u64 bpf_top__refresh(struct bpf_top *top)
 		bpf_top__read_owners(top);
 	if (top->links_stale || top->links_always)
 		bpf_top__read_links(top);
+	if (top->nr_events)
+		bpf_top__update_counts(top);
 	now = now_ns();
 	top->window = now - top->last;
 	bpf_top__read_stats(top);
@@ -3380,7 +3697,7 @@ static int bpf_top__tui(struct bpf_top *top)
 	};
 	/* whole seconds: the browser waits for keys that long */
 	int secs = top->interval ? (top->interval + 999) / 1000 : (int)(top->delay + 0.5);
-	char heads[256], title[256] = "";
+	char heads[512], title[256] = "";
 	int key, windows = 0;
 
 	if (secs < 1)
@@ -3388,7 +3705,7 @@ static int bpf_top__tui(struct bpf_top *top)
 	evlist__enable(top->evlist);
 	bpf_top__scan(top, false);
 	top->start = bpf_top__refresh(top);
-	bpf_top__heads(heads, sizeof(heads));
+	bpf_top__heads(top, heads, sizeof(heads));
 	/* the programs there, without figures until the first refresh */
 	top->err = bpf_top_tui__fill(&tui, top, title, sizeof(title));
 	if (top->err ||
@@ -3479,19 +3796,93 @@ static int bpf_top__parse_sort(struct bpf_top *top)
 	return 0;
 }
 
+/*
+ * -e: the events, each opened once on every online CPU here to say at
+ * once what cannot be counted, then once a program counted; and their
+ * keys for -x and -j
+ */
+static int bpf_top__parse_events(struct bpf_top *top)
+{
+	struct target target = { .system_wide = true, .uid = UINT_MAX, };
+	const size_t nr_fixed = ARRAY_SIZE(bpf_top_columns) - 1;
+	struct parse_events_error perr;
+	struct evsel *evsel;
+	char msg[BUFSIZ];
+	int err, i;
+
+	top->events = evlist__new();
+	top->cpus = perf_cpu_map__new_online_cpus();
+	top->own = intlist__new(NULL);
+	if (!top->events || !top->cpus || !top->own)
+		return -ENOMEM;
+	parse_events_error__init(&perr);
+	err = parse_events(top->events, top->event_str, &perr);
+	if (err)
+		parse_events_error__print(&perr, top->event_str);
+	parse_events_error__exit(&perr);
+	if (err)
+		return -1;
+	evlist__for_each_entry(top->events, evsel) {
+		struct perf_event_attr *attr = &evsel->core.attr;
+
+		if (evsel__is_tool(evsel) || !evsel__is_group_leader(evsel) ||
+		    evsel->core.nr_members > 1) {
+			pr_err("perf bpf top: -e takes events the kernel counts, not in groups: not %s\n",
+			       evsel__name(evsel));
+			return -1;
+		}
+		/* counting from the open; BPF cannot read inherited counts */
+		attr->disabled = 0;
+		attr->inherit = 0;
+		err = evsel__open_per_cpu(evsel, top->cpus, -1);
+		if (err) {
+			evsel__open_strerror(evsel, &target, -err, msg, sizeof(msg));
+			pr_err("perf bpf top: cannot count %s: %s\n", evsel__name(evsel), msg);
+			return -1;
+		}
+		evsel__close(evsel);
+		top->nr_events++;
+	}
+	top->columns = calloc(nr_fixed + 3 * top->nr_events + 1, sizeof(*top->columns));
+	if (!top->columns)
+		return -ENOMEM;
+	memcpy(top->columns, bpf_top_columns, nr_fixed * sizeof(*top->columns));
+	i = nr_fixed;
+	evlist__for_each_entry(top->events, evsel) {
+		const char *name = evsel__name(evsel);
+
+		if (asprintf((char **)&top->columns[i++], "%s", name) < 0 ||
+		    asprintf((char **)&top->columns[i++], "%s_per_run", name) < 0 ||
+		    asprintf((char **)&top->columns[i++], "%s_total", name) < 0) {
+			top->columns[i - 1] = NULL;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 static void bpf_top__exit(struct bpf_top *top)
 {
+	const size_t nr_fixed = ARRAY_SIZE(bpf_top_columns) - 1;
 	struct hashmap_entry *cur;
-	size_t bkt;
+	size_t bkt, i;
 
 	evlist__delete(top->evlist);
 	if (top->progs) {
 		hashmap__for_each_entry(top->progs, cur, bkt)
-			bpf_top_prog__delete(cur->pvalue);
+			bpf_top_prog__delete(top, cur->pvalue);
 		hashmap__free(top->progs);
 	}
 	intlist__delete(top->ids);
 	intlist__delete(top->pids);
+	intlist__delete(top->own);
+	evlist__delete(top->events);
+	perf_cpu_map__put(top->cpus);
+	if (top->columns) {
+		for (i = nr_fixed; top->columns[i]; i++)
+			free((char *)top->columns[i]);
+		free(top->columns);
+	}
 	bpf_resolver__exit(&top->res);
 	if (top->stats_fd >= 0)
 		close(top->stats_fd);
@@ -3552,6 +3943,8 @@ static int cmd_bpf_top(int argc, const char **argv)
 	OPT_STRING('s', "sort", &top.sort_str, "key[,key...]",
 		   "sort by run_time, runs, avg, run_time_total, runs_total, id, name, type"),
 	OPT_INTEGER('E', "entries", &top.entries, "show this many programs at most"),
+	OPT_STRING('e', "event", &top.event_str, "event[,event...]",
+		   "count these around each run of the programs (perf stat -b's profiler)"),
 	OPT_STRING(0, "name", &top.name_glob, "glob", "only the programs whose name matches"),
 	OPT_STRING(0, "prog-type", &top.types_str, "type[,type...]",
 		   "only programs of these types (libbpf's names: tracepoint, kprobe, ...)"),
@@ -3611,6 +4004,11 @@ static int cmd_bpf_top(int argc, const char **argv)
 		err = -1;
 		goto out;
 	}
+	if (top.event_str) {
+		err = bpf_top__parse_events(&top);
+		if (err)
+			goto out;
+	}
 
 	err = bpf_out__setup(&top.out, sep, top.json, top.output_name, "top");
 	if (err)
@@ -3666,7 +4064,7 @@ static int cmd_bpf_top(int argc, const char **argv)
 		}
 	}
 #endif
-	out_header(&top.out, bpf_top_columns);
+	out_header(&top.out, top.columns ?: bpf_top_columns);
 	err = bpf_top__loop(&top);
 #ifdef HAVE_SLANG_SUPPORT
 done:

@@ -239,9 +239,15 @@ after=$(cnt)
 echo "after kill -9: stats off, run_cnt stays $before over 100 more runs"
 
 # A program there at start: only the runs after count.  Unloaded, it is
-# marked gone.
+# marked gone.  With -e cpu-clock, the profiler counts around each run
+# (the program has BTF), its own programs are not shown, and it lets go
+# of the program once nothing else holds it, for it to be unloaded.
 run_top gone -j -I 300 --id "$id"
 pbt_wait 60 has_line "$tmp/gone.out" "$id" || pbt_fail "perf bpf top --id $id shows nothing"
+run_top ev -j -I 300 -e cpu-clock --prog-type tracepoint,tracing
+pbt_wait 60 has_line "$tmp/ev.out" "$id" '"cpu-clock_total":' ||
+	pbt_fail "perf bpf top -e cpu-clock counts nothing of pbt_runs:" \
+		"$(tail -n 3 "$tmp/ev.out") $(cat "$tmp/ev.err")"
 pbt_links_tell runs "run 50"
 pbt_wait 120 grep -q "^ran 50 " "$tmp/runs.out" || pbt_fail "bpf_links runs did not run again"
 pbt_wait 60 has_line "$tmp/gone.out" "$id" '"run_cnt_total":[5-9][0-9],' ||
@@ -250,15 +256,62 @@ pbt_wait 60 has_line "$tmp/gone.out" "$id" '"run_cnt_total":[5-9][0-9],' ||
 has_line "$tmp/gone.out" "$id" '"run_cnt_total":\([6-9][0-9]\|[0-9]\{3,\}\),' &&
 	pbt_fail "perf bpf top started when the program was there counts runs from before:" \
 		"$(tail -n 3 "$tmp/gone.out")"
+pbt_links_tell runs "run 500"
+pbt_wait 120 grep -q "^ran 500 " "$tmp/runs.out" || pbt_fail "bpf_links runs did not run again"
+pbt_wait 60 has_line "$tmp/ev.out" "$id" '"run_cnt_total":55[0-9],' ||
+	pbt_fail "perf bpf top -e cpu-clock did not count 550 runs: $(tail -n 3 "$tmp/ev.out")"
+pbt_wait 60 more_lines "$(wc -l <"$tmp/ev.out")" ||
+	pbt_fail "perf bpf top -e printed nothing more within 60 s"
+python3 - "$tmp/ev.out" "$id" <<'EOF' ||
+import json, sys
+
+rows = [json.loads(line) for line in open(sys.argv[1]) if line.endswith("\n")]
+mine = [r for r in rows if r["prog_id"] == int(sys.argv[2])]
+errors = []
+others = sorted(set(r["prog_name"] for r in rows if r["prog_id"] != int(sys.argv[2])))
+if others:
+    errors.append("programs shown besides pbt_runs (the profiler's own?): %s" % others)
+whole = [r for r in mine if "cpu-clock" in r]
+if len(whole) != len(mine):
+    errors.append("%d of %d windows without a cpu-clock count" % (len(mine) - len(whole),
+                                                                  len(mine)))
+runs = sum(r["run_cnt"] for r in whole)
+ns = sum(r["run_time_ns"] for r in whole)
+clock = sum(r["cpu-clock"] for r in whole)
+if runs < 550:
+    errors.append("%d runs in whole windows, want 550" % runs)
+# the profiler reads the clock inside each run the kernel times
+if not 0.05 * ns <= clock <= 1.05 * ns + 1000:
+    errors.append("cpu-clock %d ns over %d runs taking %d ns" % (clock, runs, ns))
+if whole and whole[-1]["cpu-clock_total"] != clock:
+    errors.append("windows add up to %d ns of cpu-clock, the total is %d" %
+                  (clock, whole[-1]["cpu-clock_total"]))
+for r in whole:
+    if r["run_cnt"] and abs(r["cpu-clock_per_run"] - r["cpu-clock"] / r["run_cnt"]) > 0.1:
+        errors.append("cpu-clock_per_run %s of %d / %d" % (r["cpu-clock_per_run"],
+                                                          r["cpu-clock"], r["run_cnt"]))
+    if not r["run_cnt"] and "cpu-clock_per_run" in r:
+        errors.append("cpu-clock_per_run without runs")
+print("-e cpu-clock: %d ns over %d runs taking %d ns (%.2f)" %
+      (clock, runs, ns, clock / ns if ns else 0))
+if errors:
+    sys.exit("; ".join(errors))
+EOF
+	pbt_fail "perf bpf top -e cpu-clock: see above; output: $(grep "\"prog_id\":$id," "$tmp/ev.out")"
 pbt_links_tell runs go
 exec 3>&-
 pbt_wait_gone "$pid" 120 || pbt_fail "bpf_links runs still running 120 s after its go"
 pbt_reap "$pid" || pbt_fail "bpf_links runs failed: $(cat "$tmp/runs.err")"
 pbt_wait 60 has_line "$tmp/gone.out" "$id" '"gone":true' ||
 	pbt_fail "pbt_runs not marked gone after its unload: $(tail -n 3 "$tmp/gone.out")"
-kill -INT "$(cat "$tmp/gone.pid")"
-pbt_wait_gone "$(cat "$tmp/gone.pid")" 10 || pbt_fail "perf bpf top still running 10 s after SIGINT"
-pbt_reap "$(cat "$tmp/gone.pid")" || pbt_fail "perf bpf top: exit $? after SIGINT"
+pbt_wait 60 has_line "$tmp/ev.out" "$id" '"gone":true' ||
+	pbt_fail "pbt_runs not marked gone by perf bpf top -e: $(tail -n 3 "$tmp/ev.out")"
+for name in gone ev; do
+	kill -INT "$(cat "$tmp/$name.pid")"
+	pbt_wait_gone "$(cat "$tmp/$name.pid")" 10 ||
+		pbt_fail "perf bpf top still running 10 s after SIGINT"
+	pbt_reap "$(cat "$tmp/$name.pid")" || pbt_fail "perf bpf top: exit $? after SIGINT"
+done
 echo "unloaded: $(grep -m1 '"gone":true' "$tmp/gone.out")"
 
 # errors
@@ -282,6 +335,9 @@ expect_error "bad -d" "-d takes a number of seconds" perf bpf top -d 0 --interva
 expect_error "-d and -I" "-d and -I are mutually exclusive" perf bpf top -d 1 $once
 expect_error "bad -I" "-I takes 10 ms or more" perf bpf top -I 1 --interval-count 1
 expect_error "bad --id" "--id takes program ids" perf bpf top --id x $once
+expect_error "bad -e" "event syntax error" perf bpf top -e nope $once
+expect_error "-e duration_time" "takes events the kernel counts" \
+	perf bpf top -e duration_time $once
 }
 if command -v setpriv >/dev/null; then
 	expect_error "unprivileged" "lacks CAP_SYS_ADMIN" \

@@ -29,7 +29,8 @@
  *	PERF_RECORD_BPF_EVENT records.
  *
  *   perf test -w bpf_links runs
- *	Load a tracepoint program named pbt_runs and attach it through a
+ *	Load a tracepoint program named pbt_runs, with BTF for the
+ *	profiler of perf stat -b and perf bpf top -e, and attach it through a
  *	perf_event link to syscalls:sys_enter_getcpu, which nothing else
  *	enters (glibc asks the vDSO); print "prog runs ID pbt_runs", "link
  *	runs ID PROG_ID syscalls:sys_enter_getcpu" and "ready".  Then, for
@@ -343,6 +344,33 @@ static int bpf_links_tracepoint(const char *category, const char *name)
 	return id;
 }
 
+/*
+ * The BTF of a program "int NAME(void *ctx)": fentry programs, as perf
+ * stat -b's profiler attaches, need it of the program they trace
+ */
+static struct btf *bpf_links_btf(const char *name, u32 *func_id)
+{
+	struct btf *btf = btf__new_empty();
+	int int_id, ptr_id, proto_id, id;
+
+	if (!btf)
+		return NULL;
+	int_id = btf__add_int(btf, "int", 4, BTF_INT_SIGNED);
+	ptr_id = btf__add_ptr(btf, 0);
+	proto_id = btf__add_func_proto(btf, int_id);
+	if (int_id < 0 || ptr_id < 0 || proto_id < 0 ||
+	    btf__add_func_param(btf, "ctx", ptr_id))
+		goto err;
+	id = btf__add_func(btf, name, BTF_FUNC_GLOBAL, proto_id);
+	if (id < 0 || btf__load_into_kernel(btf))
+		goto err;
+	*func_id = id;
+	return btf;
+err:
+	btf__free(btf);
+	return NULL;
+}
+
 static int bpf_links_runs(void)
 {
 	struct perf_event_attr attr = {
@@ -350,7 +378,14 @@ static int bpf_links_runs(void)
 		.size = sizeof(attr),
 		.sample_period = 1,
 	};
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct bpf_func_info func = { .insn_off = 0 };
+	LIBBPF_OPTS(bpf_prog_load_opts, opts);
 	int fd, perf_fd, link_fd, tp, n, i;
+	struct btf *btf;
 	char line[32];
 	unsigned int cpu;
 
@@ -358,7 +393,16 @@ static int bpf_links_runs(void)
 	if (tp < 0)
 		return bpf_links_fail("no tracepoint syscalls:sys_enter_getcpu in tracefs");
 	attr.config = tp;
-	fd = bpf_links_load("pbt_runs", BPF_PROG_TYPE_TRACEPOINT, 0, 0, 0, -1);
+	btf = bpf_links_btf("pbt_runs", &func.type_id);
+	if (!btf)
+		return bpf_links_fail("BTF of pbt_runs");
+	opts.prog_btf_fd = btf__fd(btf);
+	opts.func_info = &func;
+	opts.func_info_cnt = 1;
+	opts.func_info_rec_size = sizeof(func);
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACEPOINT, "pbt_runs", "GPL", insns,
+			   ARRAY_SIZE(insns), &opts);
+	btf__free(btf);
 	if (fd < 0)
 		return bpf_links_fail("pbt_runs");
 	printf("prog runs %u pbt_runs\n", bpf_links_prog_id(fd));
