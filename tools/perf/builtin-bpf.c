@@ -2634,9 +2634,13 @@ out:
  */
 struct bpf_top_count {
 	struct evsel		*evsel;
-	u64			base;		/* at the first read */
-	u64			val;		/* at the last read, scaled */
-	u64			win;		/* over the last window */
+	struct perf_counts_values base;		/* raw, at the first read */
+	struct perf_counts_values last;		/* raw, at the last read */
+	u64			win;		/* over the last window, scaled */
+	u64			total;		/* since the first read, scaled */
+	bool			based;		/* read once */
+	bool			win_ok;		/* win is a whole window's */
+	bool			resync;		/* a read failed: no window next */
 };
 
 /*
@@ -2658,9 +2662,8 @@ struct bpf_top_prog {
 	bool			shown;		/* passes -p */
 	int			gone;		/* refreshes since it was unloaded */
 	struct bpf_top_count	*counts;	/* -e: one an event, NULL if not counted */
-	u64			counts_cnt;	/* run count at their first read */
-	int			counts_reads;	/* reads since they were attached */
 	bool			counts_failed;	/* the profiler cannot attach to it */
+	bool			unheld_said;	/* -v said it is not counted, held by nothing */
 };
 
 enum bpf_top_key {
@@ -2749,7 +2752,6 @@ static void bpf_top_prog__uncount(struct bpf_top *top, struct bpf_top_prog *prog
 		}
 	}
 	zfree(&prog->counts);
-	prog->counts_reads = 0;
 	top->nr_counted--;
 }
 
@@ -2977,7 +2979,7 @@ out:
  * program, but not one more level down: counting them is left to their
  * owners.
  */
-static bool bpf_prog__traces_prog(u32 id)
+static bool bpf_top__traces_prog(u32 id)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
@@ -3004,7 +3006,7 @@ static int bpf_top__count(struct bpf_top *top, struct bpf_top_prog *prog)
 	int i = 0, err = 0, saved = verbose;
 	char id[16];
 
-	if (bpf_prog__traces_prog(prog->desc.id)) {
+	if (prog->desc.type == BPF_PROG_TYPE_TRACING && bpf_top__traces_prog(prog->desc.id)) {
 		pr_debug("perf bpf top: program %u traces a BPF program: not counted\n",
 			 prog->desc.id);
 		return -EINVAL;
@@ -3101,10 +3103,16 @@ static void bpf_top__update_counts(struct bpf_top *top)
 		held = prog->attach.len ||
 		       (owners.progs && bpf_owners__find(owners.progs, prog->desc.id));
 		if (prog->gone || !prog->shown || !held) {
+			if (!prog->gone && prog->shown && !prog->unheld_said) {
+				pr_debug("perf bpf top: nothing holds program %u: not counted\n",
+					 prog->desc.id);
+				prog->unheld_said = true;
+			}
 			bpf_top_prog__uncount(top, prog);
 			continue;
 		}
-		if (prog->counts || prog->counts_failed)
+		prog->unheld_said = false;
+		if (prog->counts || prog->counts_failed || done)
 			continue;
 		if (bpf_top__count(top, prog))
 			prog->counts_failed = true;
@@ -3117,29 +3125,47 @@ static void bpf_top__update_counts(struct bpf_top *top)
 		bpf_top__hide_own(top);
 }
 
-/* The event's count over every CPU, scaled if it was multiplexed */
-static int bpf_top__count_read(struct evsel *evsel, u64 *val)
+/* The event's count over every CPU while the program ran, raw */
+static int bpf_top__count_read(struct evsel *evsel, struct perf_counts_values *sum)
 {
-	struct perf_counts_values sum = {}, *v;
-	__s8 scaled;
+	struct perf_counts_values *v;
 	int idx;
 
+	memset(sum, 0, sizeof(*sum));
 	if (bpf_counter__read(evsel))
 		return -1;
 	perf_cpu_map__for_each_idx(idx, evsel__cpus(evsel)) {
 		v = perf_counts(evsel->counts, idx, 0);
-		sum.val += v->val;
-		sum.ena += v->ena;
-		sum.run += v->run;
+		sum->val += v->val;
+		sum->ena += v->ena;
+		sum->run += v->run;
 	}
-	perf_counts_values__scale(&sum, true, &scaled);
-	*val = sum.val;
 	return 0;
 }
 
 /*
- * -e: the first read is the base; the window is whole from the second
- * on.  A read that fails keeps the figures as they were.
+ * The count between two raw reads, scaled as perf stat scales it when
+ * the event was multiplexed; false when it is not known: the event did
+ * not run on the PMU while the program did.
+ */
+static bool bpf_top__count_diff(const struct perf_counts_values *now,
+				const struct perf_counts_values *then, u64 runs, u64 *val)
+{
+	struct perf_counts_values d = {
+		.val = now->val - then->val,
+		.ena = now->ena - then->ena,
+		.run = now->run - then->run,
+	};
+	__s8 scaled;
+
+	perf_counts_values__scale(&d, true, &scaled);
+	*val = d.val;
+	return scaled != -1 || !runs;
+}
+
+/*
+ * -e: the first read is the base; a window is whole from the second on.
+ * After a read that failed, the next read only starts a window again.
  */
 static void bpf_top__read_counts(struct bpf_top *top, struct bpf_top_prog *prog)
 {
@@ -3147,18 +3173,24 @@ static void bpf_top__read_counts(struct bpf_top *top, struct bpf_top_prog *prog)
 
 	for (i = 0; i < top->nr_events; i++) {
 		struct bpf_top_count *c = &prog->counts[i];
-		u64 val;
+		struct perf_counts_values now;
 
-		if (bpf_top__count_read(c->evsel, &val))
-			val = c->val;
-		if (!prog->counts_reads)
-			c->base = val;
-		else
-			c->win = val - c->val;
-		c->val = val;
+		c->win_ok = false;
+		if (bpf_top__count_read(c->evsel, &now)) {
+			c->resync = true;
+			continue;
+		}
+		if (!c->based) {
+			c->base = now;
+			c->based = true;
+		} else if (c->resync) {
+			c->resync = false;
+		} else {
+			c->win_ok = bpf_top__count_diff(&now, &c->last, prog->win_cnt, &c->win);
+		}
+		c->last = now;
+		bpf_top__count_diff(&now, &c->base, 0, &c->total);
 	}
-	if (!prog->counts_reads++)
-		prog->counts_cnt = prog->cnt;
 }
 
 /*
@@ -3320,7 +3352,7 @@ static void bpf_top__print_counts(struct bpf_top *top, struct bpf_top_prog *prog
 
 	for (i = 0; i < top->nr_events; i++, key += 3) {
 		struct bpf_top_count *c = prog->counts ? &prog->counts[i] : NULL;
-		bool whole = c && prog->counts_reads > 1 && !prog->gone;
+		bool whole = c && c->win_ok && !prog->gone;
 
 		if (whole)
 			out_u64(out, key[0], c->win);
@@ -3332,8 +3364,8 @@ static void bpf_top__print_counts(struct bpf_top *top, struct bpf_top_prog *prog
 		} else {
 			out_none(out, key[1]);
 		}
-		if (c && prog->counts_reads)
-			out_u64(out, key[2], c->val - c->base);
+		if (c && c->based)
+			out_u64(out, key[2], c->total);
 		else
 			out_none(out, key[2]);
 	}
@@ -3433,7 +3465,7 @@ static int bpf_top__count_row(struct bpf_top *top, struct bpf_top_prog *prog, ch
 	int i, n = 0;
 
 	for (i = 0; i < top->nr_events; i++) {
-		if (prog->counts && prog->counts_reads > 1 && prog->win_cnt && !prog->gone)
+		if (prog->counts && prog->counts[i].win_ok && prog->win_cnt && !prog->gone)
 			n += scnprintf(line + n, size - n, " %14.1f",
 				       (double)prog->counts[i].win / prog->win_cnt);
 		else
@@ -3528,7 +3560,12 @@ static u64 bpf_top__refresh(struct bpf_top *top)
 	}
 	if (top->pids)
 		bpf_top__read_owners(top);
-	if (top->links_stale || top->links_always)
+	/*
+	 * While counting, the links are what lets a program go: read them
+	 * every refresh, as a link may go without a record (only its first
+	 * detach writes one) or change programs (BPF_LINK_UPDATE writes none)
+	 */
+	if (top->links_stale || top->links_always || top->nr_counted)
 		bpf_top__read_links(top);
 	if (top->nr_events)
 		bpf_top__update_counts(top);
@@ -3806,10 +3843,14 @@ static int bpf_top__parse_events(struct bpf_top *top)
 	struct target target = { .system_wide = true, .uid = UINT_MAX, };
 	const size_t nr_fixed = ARRAY_SIZE(bpf_top_columns) - 1;
 	struct parse_events_error perr;
-	struct evsel *evsel;
+	struct evsel *evsel, *pos;
 	char msg[BUFSIZ];
 	int err, i;
 
+#ifndef HAVE_BPF_SKEL
+	pr_err("perf bpf top: -e needs perf built with BPF skeletons (BUILD_BPF_SKEL=1)\n");
+	return -1;
+#endif
 	top->events = evlist__new();
 	top->cpus = perf_cpu_map__new_online_cpus();
 	top->own = intlist__new(NULL);
@@ -3830,6 +3871,20 @@ static int bpf_top__parse_events(struct bpf_top *top)
 			pr_err("perf bpf top: -e takes events the kernel counts, not in groups: not %s\n",
 			       evsel__name(evsel));
 			return -1;
+		}
+		/* BPF programs run in the kernel */
+		if (attr->exclude_kernel) {
+			pr_err("perf bpf top: -e %s counts nothing: BPF programs run in the kernel\n",
+			       evsel__name(evsel));
+			return -1;
+		}
+		evlist__for_each_entry(top->events, pos) {
+			if (pos == evsel)
+				break;
+			if (!strcmp(evsel__name(pos), evsel__name(evsel))) {
+				pr_err("perf bpf top: -e names %s twice\n", evsel__name(evsel));
+				return -1;
+			}
 		}
 		/* counting from the open; BPF cannot read inherited counts */
 		attr->disabled = 0;
@@ -4006,6 +4061,8 @@ static int cmd_bpf_top(int argc, const char **argv)
 	}
 	if (top.event_str) {
 		err = bpf_top__parse_events(&top);
+		if (err == -ENOMEM)
+			pr_err("perf bpf top: out of memory\n");
 		if (err)
 			goto out;
 	}

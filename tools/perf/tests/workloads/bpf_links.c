@@ -382,8 +382,8 @@ static int bpf_links_runs(void)
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	struct bpf_func_info func = { .insn_off = 0 };
 	LIBBPF_OPTS(bpf_prog_load_opts, opts);
+	struct bpf_func_info func = { .insn_off = 0 };
 	int fd, perf_fd, link_fd, tp, n, i;
 	struct btf *btf;
 	char line[32];
