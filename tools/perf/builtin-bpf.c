@@ -2901,6 +2901,8 @@ static void bpf_top__read_links(struct bpf_top *top)
 	top->links_stale = false;
 	while (!bpf_link_get_next_id(id, &id)) {
 		struct bpf_link_desc link = {};
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
 		char buf[16], abuf[16];
 		const char *at;
 		int fd;
@@ -2912,7 +2914,10 @@ static void bpf_top__read_links(struct bpf_top *top)
 				top->links_stale = true;
 			continue;
 		}
-		if (bpf_link_desc__fill(&link, fd, &top->res) ||
+		/* the target only of the programs followed: it may cost a BTF load */
+		if (bpf_link_get_info_by_fd(fd, &info, &len) ||
+		    !hashmap__find(top->progs, info.prog_id, &prog) ||
+		    bpf_link_desc__fill(&link, fd, &top->res) ||
 		    !hashmap__find(top->progs, link.prog_id, &prog)) {
 			close(fd);
 			free(link.target);
@@ -2972,26 +2977,37 @@ out:
 }
 
 /*
- * Whether program @id traces another BPF program: a tracing program
- * with an attach target but no kernel BTF for it, which is the BTF of
- * a program then (the profiler of perf stat -b or of another perf bpf
- * top, for one).  The kernel lets a tracing program attach to such a
- * program, but not one more level down: counting them is left to their
- * owners.
+ * Whether tracing program @id traces another BPF program: one whose
+ * target is not in the kernel's BTF (attached, the kernel gives no BTF
+ * object; loaded but not attached yet, that of the target program).
+ * The profiler of perf stat -b or of another perf bpf top is one: two
+ * of them would count each other's.
  */
 static bool bpf_top__traces_prog(u32 id)
 {
 	struct bpf_prog_info info = {};
+	struct bpf_btf_info btf = {};
 	__u32 len = sizeof(info);
-	int fd, err;
+	bool ret = false;
+	int fd;
 
 	fd = bpf_prog_get_fd_by_id(id);
 	if (fd < 0)
 		return false;
-	err = bpf_prog_get_info_by_fd(fd, &info, &len);
+	if (bpf_prog_get_info_by_fd(fd, &info, &len) || !info.attach_btf_id) {
+		close(fd);
+		return false;
+	}
 	close(fd);
-	return !err && info.type == BPF_PROG_TYPE_TRACING && info.attach_btf_id &&
-	       !info.attach_btf_obj_id;
+	if (!info.attach_btf_obj_id)
+		return true;
+	fd = bpf_btf_get_fd_by_id(info.attach_btf_obj_id);
+	len = sizeof(btf);
+	if (fd >= 0) {
+		ret = !bpf_btf_get_info_by_fd(fd, &btf, &len) && !btf.kernel_btf;
+		close(fd);
+	}
+	return ret;
 }
 
 /*
@@ -3103,7 +3119,8 @@ static void bpf_top__update_counts(struct bpf_top *top)
 		held = prog->attach.len ||
 		       (owners.progs && bpf_owners__find(owners.progs, prog->desc.id));
 		if (prog->gone || !prog->shown || !held) {
-			if (!prog->gone && prog->shown && !prog->unheld_said) {
+			if (!prog->gone && prog->shown && !prog->counts_failed &&
+			    !prog->unheld_said) {
 				pr_debug("perf bpf top: nothing holds program %u: not counted\n",
 					 prog->desc.id);
 				prog->unheld_said = true;
@@ -3144,23 +3161,25 @@ static int bpf_top__count_read(struct evsel *evsel, struct perf_counts_values *s
 }
 
 /*
- * The count between two raw reads, scaled as perf stat scales it when
- * the event was multiplexed; false when it is not known: the event did
- * not run on the PMU while the program did.
+ * The count between two raw reads, scaled by the enabled and running
+ * times summed over the CPUs when the event was multiplexed; false when
+ * it is not known: the event was enabled but never on the PMU while the
+ * program ran.
  */
 static bool bpf_top__count_diff(const struct perf_counts_values *now,
-				const struct perf_counts_values *then, u64 runs, u64 *val)
+				const struct perf_counts_values *then, u64 *val)
 {
 	struct perf_counts_values d = {
 		.val = now->val - then->val,
 		.ena = now->ena - then->ena,
 		.run = now->run - then->run,
 	};
+	bool known = !(d.ena && !d.run);
 	__s8 scaled;
 
 	perf_counts_values__scale(&d, true, &scaled);
 	*val = d.val;
-	return scaled != -1 || !runs;
+	return known;
 }
 
 /*
@@ -3183,13 +3202,12 @@ static void bpf_top__read_counts(struct bpf_top *top, struct bpf_top_prog *prog)
 		if (!c->based) {
 			c->base = now;
 			c->based = true;
-		} else if (c->resync) {
-			c->resync = false;
-		} else {
-			c->win_ok = bpf_top__count_diff(&now, &c->last, prog->win_cnt, &c->win);
+		} else if (!c->resync) {
+			c->win_ok = bpf_top__count_diff(&now, &c->last, &c->win);
 		}
+		c->resync = false;
 		c->last = now;
-		bpf_top__count_diff(&now, &c->base, 0, &c->total);
+		bpf_top__count_diff(&now, &c->base, &c->total);
 	}
 }
 
@@ -3208,8 +3226,11 @@ static void bpf_top__read_stats(struct bpf_top *top)
 		struct bpf_top_prog *prog = cur->pvalue;
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
-		int fd;
+		int fd, i;
 
+		/* no window for the counts unless read with the stats below */
+		for (i = 0; prog->counts && i < top->nr_events; i++)
+			prog->counts[i].win_ok = false;
 		if (prog->gone) {
 			/* shown for the refresh after it went, then forgotten */
 			if (prog->gone++ > 1) {
@@ -3561,11 +3582,11 @@ static u64 bpf_top__refresh(struct bpf_top *top)
 	if (top->pids)
 		bpf_top__read_owners(top);
 	/*
-	 * While counting, the links are what lets a program go: read them
-	 * every refresh, as a link may go without a record (only its first
-	 * detach writes one) or change programs (BPF_LINK_UPDATE writes none)
+	 * With -e, the links are what lets a program go: read them every
+	 * refresh, as a link may go without a record (only its first detach
+	 * writes one) or change programs (BPF_LINK_UPDATE writes none)
 	 */
-	if (top->links_stale || top->links_always || top->nr_counted)
+	if (top->links_stale || top->links_always || top->nr_events)
 		bpf_top__read_links(top);
 	if (top->nr_events)
 		bpf_top__update_counts(top);
@@ -3847,10 +3868,6 @@ static int bpf_top__parse_events(struct bpf_top *top)
 	char msg[BUFSIZ];
 	int err, i;
 
-#ifndef HAVE_BPF_SKEL
-	pr_err("perf bpf top: -e needs perf built with BPF skeletons (BUILD_BPF_SKEL=1)\n");
-	return -1;
-#endif
 	top->events = evlist__new();
 	top->cpus = perf_cpu_map__new_online_cpus();
 	top->own = intlist__new(NULL);
@@ -3898,6 +3915,10 @@ static int bpf_top__parse_events(struct bpf_top *top)
 		evsel__close(evsel);
 		top->nr_events++;
 	}
+#ifndef HAVE_BPF_SKEL
+	pr_err("perf bpf top: -e needs perf built with BPF skeletons (BUILD_BPF_SKEL=1)\n");
+	return -1;
+#endif
 	top->columns = calloc(nr_fixed + 3 * top->nr_events + 1, sizeof(*top->columns));
 	if (!top->columns)
 		return -ENOMEM;
