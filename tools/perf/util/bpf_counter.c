@@ -562,6 +562,15 @@ static struct {
 	__u32 sid;		/* our id in bperf_sessions, 0: none */
 	__u32 nr_cpus;		/* possible CPUs */
 	int users;		/* our evsels counting with bperf */
+	/*
+	 * Our evsels on each slot: an event named twice shares its slot.
+	 * The pinned state holds one reference of ours a slot (a bit in
+	 * self.slots) and one root registration a slot and thread, which
+	 * is what a reclaim gives back for a session that died.
+	 */
+	int slot_refs[BPERF_MAX_SLOTS];
+	__u32 *slot_tids[BPERF_MAX_SLOTS];	/* task mode: the roots registered */
+	int slot_nr[BPERF_MAX_SLOTS];
 	bool locked;
 	bool persist;
 	bool tasks;		/* we count tasks, not CPUs */
@@ -1800,6 +1809,20 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
  * session counts it yet, and take our reference on them.  Locked.
  * Returns 1 if the kernel cannot count the group.
  */
+/*
+ * Drop a reference of one of our evsels to @slot; with the last, forget
+ * our use of it, then give its reference back.  Locked.
+ */
+static void bperf_slot_unref(__u32 slot)
+{
+	if (--bperf.slot_refs[slot] > 0)
+		return;
+	/* forget the use first: a crash now only leaks */
+	bperf.self.slots &= ~(1ULL << slot);
+	bpf_map_update_elem(bperf.sessions_fd, &bperf.sid, &bperf.self, BPF_EXIST);
+	bperf_slot_put(slot, bperf.tasks);
+}
+
 static int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 			   struct target *target)
 {
@@ -1880,15 +1903,22 @@ static int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 	/* take our references before we note them: a crash only leaks */
 	for (taken = 0; taken < n; taken++) {
 		s = slots[taken];
-		if (bpf_map_lookup_elem(bperf.slots_fd, &s, &rec))
+		/* one reference a session: an event named twice has it */
+		if (bperf.slot_refs[s]++)
+			continue;
+		if (bpf_map_lookup_elem(bperf.slots_fd, &s, &rec)) {
+			bperf.slot_refs[s]--;
 			goto undo;
+		}
 		rec.users++;
 		if (bperf.tasks) {
 			rec.task_users++;
 			bperf.ctl.task_slots |= 1ULL << s;
 		}
-		if (bpf_map_update_elem(bperf.slots_fd, &s, &rec, BPF_ANY))
+		if (bpf_map_update_elem(bperf.slots_fd, &s, &rec, BPF_ANY)) {
+			bperf.slot_refs[s]--;
 			goto undo;
+		}
 		bperf.self.slots |= 1ULL << s;
 	}
 	if (bperf.tasks && bperf_ctl_write())
@@ -1904,8 +1934,7 @@ undo:
 	/* give back what we took, free the slots we set up */
 	for (i = 0; i < n; i++) {
 		if (i < taken) {
-			bperf.self.slots &= ~(1ULL << slots[i]);
-			bperf_slot_put(slots[i], bperf.tasks);
+			bperf_slot_unref(slots[i]);
 		} else if (!found) {
 			bperf_slot_free(slots[i]);
 		}
@@ -1924,8 +1953,55 @@ static bool bperf_task_gone(__u32 tid)
 	return state == 'Z' || state == 'X';
 }
 
-/* Register the threads of the thread map as roots of a slot.  Locked. */
+static int bperf_roots_register(struct evsel *evsel, struct bperf_counter *c);
+static void bperf_roots_drop(__u32 slot, bool inherit);
+
+/* Whether the roots registered for @slot are the threads of @evsel */
+static bool bperf_roots_same(struct evsel *evsel, __u32 slot)
+{
+	int i;
+
+	if (bperf.slot_nr[slot] != perf_thread_map__nr(evsel->core.threads))
+		return false;
+	for (i = 0; i < bperf.slot_nr[slot]; i++) {
+		/* 0: a thread gone before it was registered */
+		if (bperf.slot_tids[slot][i] &&
+		    (int)bperf.slot_tids[slot][i] != perf_thread_map__pid(evsel->core.threads, i))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Register the threads of the thread map as roots of a slot, once a
+ * slot: a second evsel on it (the same event named twice) reads the
+ * roots the first registered.  Another run of perf stat -r has other
+ * threads: register those instead.  Locked.
+ */
 static int bperf_roots_add(struct evsel *evsel, struct bperf_counter *c)
+{
+	__u32 slot = c->slot, *tids;
+	int err;
+
+	if (bperf.slot_tids[slot]) {
+		if (bperf_roots_same(evsel, slot) && bperf.slot_nr[slot] == c->nr) {
+			memcpy(c->tids, bperf.slot_tids[slot], c->nr * sizeof(*c->tids));
+			return 0;
+		}
+		bperf_roots_drop(slot, c->inherit);
+	}
+	tids = malloc(c->nr * sizeof(*tids));
+	if (!tids)
+		return -ENOMEM;
+	err = bperf_roots_register(evsel, c);
+	/* what was registered, failed or not, for the last user to delete */
+	memcpy(tids, c->tids, c->nr * sizeof(*tids));
+	bperf.slot_tids[slot] = tids;
+	bperf.slot_nr[slot] = c->nr;
+	return err;
+}
+
+static int bperf_roots_register(struct evsel *evsel, struct bperf_counter *c)
 {
 	struct bperf_root_key key = {
 		.sid = bperf.sid, .slot = c->slot, .inherit = c->inherit,
@@ -1981,21 +2057,33 @@ static int bperf_roots_add(struct evsel *evsel, struct bperf_counter *c)
 	return 0;
 }
 
-static void bperf_roots_del(struct bperf_counter *c)
+/* Delete the roots registered for @slot.  Locked. */
+static void bperf_roots_drop(__u32 slot, bool inherit)
 {
 	struct bperf_root_key key = {
-		.sid = bperf.sid, .slot = c->slot, .inherit = c->inherit,
+		.sid = bperf.sid, .slot = slot, .inherit = inherit,
 	};
+	__u32 *tids = bperf.slot_tids[slot];
 	int i;
 
-	for (i = 0; i < c->nr; i++) {
-		if (!c->tids[i])
+	if (!tids)
+		return;
+	for (i = 0; i < bperf.slot_nr[slot]; i++) {
+		if (!tids[i])
 			continue;
-		key.tid = c->tids[i];
+		key.tid = tids[i];
 		bpf_map_delete_elem(bperf.roots_fd, &key);
-		bperf_root_run(BPERF_ROOT_DEL, c->tids[i], c->slot,
-			       c->inherit);
+		bperf_root_run(BPERF_ROOT_DEL, tids[i], slot, inherit);
 	}
+	zfree(&bperf.slot_tids[slot]);
+	bperf.slot_nr[slot] = 0;
+}
+
+/* Delete the roots of the slot of @c unless another evsel of ours reads them */
+static void bperf_roots_del(struct bperf_counter *c)
+{
+	if (bperf.slot_refs[c->slot] <= 1)
+		bperf_roots_drop(c->slot, c->inherit);
 }
 
 static void bperf_counter_free(struct bperf_counter *c)
@@ -2156,12 +2244,8 @@ static int bperf__load(struct evsel *evsel, struct target *target)
 	goto out;
 undo:
 	/* the members left without a counter give their slots back */
-	for (; i < n; i++) {
-		bperf.self.slots &= ~(1ULL << slots[i]);
-		bperf_slot_put(slots[i], bperf.tasks);
-	}
-	bpf_map_update_elem(bperf.sessions_fd, &bperf.sid, &bperf.self,
-			    BPF_EXIST);
+	for (; i < n; i++)
+		bperf_slot_unref(slots[i]);
 out:
 	if (err && !bperf.users)
 		bperf_leave();
@@ -2523,11 +2607,7 @@ static int bperf__destroy(struct evsel *evsel)
 		if (!c->unsupported) {
 			if (bperf.tasks)
 				bperf_roots_del(c);
-			/* forget the use first: a crash now only leaks */
-			bperf.self.slots &= ~(1ULL << c->slot);
-			bpf_map_update_elem(bperf.sessions_fd, &bperf.sid,
-					    &bperf.self, BPF_EXIST);
-			bperf_slot_put(c->slot, bperf.tasks);
+			bperf_slot_unref(c->slot);
 		}
 		if (--bperf.users == 0)
 			bperf_leave();

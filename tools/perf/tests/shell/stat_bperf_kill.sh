@@ -21,40 +21,62 @@ for s in a b; do
 done
 bperf_held ref -e cpu-clock -a
 
-# The victim counts task-clock of a busy process: an event of its own,
-# and roots in the tasks map.
+# Each victim counts a busy process's task-clock or context switches on
+# every CPU: an event of its own, and for task-clock roots in the tasks
+# map.  An event named twice takes the slot and the roots once more: the
+# reclaim must give back every reference.
 perf test -w noploop 120 9>&- &
 busy=$!
 bperf_track $busy
-perf stat --bpf-counters --bpf-attr-map "$attr" -e task-clock -p $busy \
-	>/dev/null 2>&1 9>&- &
-victim=$!
-bperf_track $victim
 
-for _ in $(seq 600); do
+# started: the held sessions and the victim are registered
+started() {
 	[ -s "$tmp/a.start" ] && [ -s "$tmp/b.start" ] && [ -s "$tmp/ref.start" ] &&
-		[ "$(bperf_entries "${attr}_dir/bperf_sessions" 2>/dev/null)" = 3 ] && break
-	sleep 0.1
+		[ "$(bperf_entries "${attr}_dir/bperf_sessions" 2>/dev/null)" = 3 ]
+}
+
+# wait_until SECS CMD...: poll CMD every 0.1 s, SECS at most
+wait_until() {
+	local _
+
+	for _ in $(seq $(($1 * 10))); do
+		"${@:2}" && return 0
+		sleep 0.1
+	done
+	"${@:2}"
+}
+
+for victim_args in "-e task-clock -p $busy" "-e task-clock,task-clock -p $busy" \
+		   "-e context-switches,context-switches -a"; do
+	# shellcheck disable=SC2086 # $victim_args: options
+	perf stat --bpf-counters --bpf-attr-map "$attr" $victim_args \
+		>/dev/null 2>&1 9>&- &
+	victim=$!
+	bperf_track $victim
+	wait_until 60 started || bperf_fail "$victim_args: sessions did not start"
+	[ "$(bperf_entries "$attr")" = 2 ] || bperf_fail "$victim_args: want 2 events in the attr map"
+	case "$victim_args" in
+	*-p*)
+		[ "$(bperf_entries "${attr}_dir/bperf_tasks")" -ge 1 ] ||
+			bperf_fail "$victim_args: the victim tracks no task"
+		;;
+	esac
+
+	kill -9 $victim
+	wait $victim 2>/dev/null
+	echo "killed session $victim ($victim_args)"
+
+	# A new session reclaims what the victim left.
+	bperf_stat new -e cpu-clock -a true ||
+		bperf_fail "a new session failed: $(cat "$tmp/new.err")"
+	sessions=$(bperf_entries "${attr}_dir/bperf_sessions")
+	events=$(bperf_entries "$attr")
+	tasks=$(bperf_entries "${attr}_dir/bperf_tasks")
+	echo "after the next session: $sessions sessions, $events events, $tasks tasks"
+	[ "$sessions" = 2 ] || bperf_fail "$victim_args: the dead session is still registered"
+	[ "$events" = 1 ] || bperf_fail "$victim_args: the dead session's event slot is still there"
+	[ "$tasks" = 0 ] || bperf_fail "$victim_args: the dead session's tasks are still tracked"
 done
-[ "$(bperf_entries "${attr}_dir/bperf_sessions")" = 3 ] || bperf_fail "sessions did not start"
-[ "$(bperf_entries "$attr")" = 2 ] || bperf_fail "want 2 events in the attr map"
-[ "$(bperf_entries "${attr}_dir/bperf_tasks")" -ge 1 ] || bperf_fail "the victim tracks no task"
-sleep 1
-
-kill -9 $victim
-wait $victim 2>/dev/null
-echo "killed session $victim"
-sleep 1
-
-# A new session reclaims what the victim left.
-bperf_stat new -e cpu-clock -a true || bperf_fail "a new session failed: $(cat "$tmp/new.err")"
-sessions=$(bperf_entries "${attr}_dir/bperf_sessions")
-events=$(bperf_entries "$attr")
-tasks=$(bperf_entries "${attr}_dir/bperf_tasks")
-echo "after the next session: $sessions sessions, $events events, $tasks tasks"
-[ "$sessions" = 2 ] || bperf_fail "the dead session is still registered"
-[ "$events" = 1 ] || bperf_fail "the dead session's event slot is still there"
-[ "$tasks" = 0 ] || bperf_fail "the dead session's tasks are still tracked"
 
 sleep 1
 bperf_unlock
