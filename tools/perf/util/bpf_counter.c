@@ -1631,6 +1631,16 @@ fail:
 /* Our last bperf evsel is gone: deregister, maybe turn off the lights. */
 static void bperf_leave(void)
 {
+	__u32 slot;
+
+	for (slot = 0; slot < BPERF_MAX_SLOTS; slot++) {
+		if (bperf.slot_refs[slot] || bperf.slot_tids[slot])
+			pr_debug("bperf: slot %u: %d references of ours left\n", slot,
+				 bperf.slot_refs[slot]);
+		bperf.slot_refs[slot] = 0;
+		zfree(&bperf.slot_tids[slot]);
+		bperf.slot_nr[slot] = 0;
+	}
 	if (bperf.sid) {
 		bpf_map_delete_elem(bperf.sessions_fd, &bperf.sid);
 		if (bperf.ctl.nr_sessions)
@@ -1805,16 +1815,15 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 }
 
 /*
- * Find the slots of the group led by 'leader', setting them up if no
- * session counts it yet, and take our reference on them.  Locked.
- * Returns 1 if the kernel cannot count the group.
- */
-/*
  * Drop a reference of one of our evsels to @slot; with the last, forget
  * our use of it, then give its reference back.  Locked.
  */
 static void bperf_slot_unref(__u32 slot)
 {
+	if (bperf.slot_refs[slot] <= 0) {
+		pr_debug("bperf: slot %u: no reference of ours to drop\n", slot);
+		return;
+	}
 	if (--bperf.slot_refs[slot] > 0)
 		return;
 	/* forget the use first: a crash now only leaks */
@@ -1823,6 +1832,11 @@ static void bperf_slot_unref(__u32 slot)
 	bperf_slot_put(slot, bperf.tasks);
 }
 
+/*
+ * Find the slots of the group led by 'leader', setting them up if no
+ * session counts it yet, and take our reference on them.  Locked.
+ * Returns 1 if the kernel cannot count the group.
+ */
 static int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 			   struct target *target)
 {
@@ -1933,11 +1947,10 @@ static int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 undo:
 	/* give back what we took, free the slots we set up */
 	for (i = 0; i < n; i++) {
-		if (i < taken) {
+		if (i < taken)
 			bperf_slot_unref(slots[i]);
-		} else if (!found) {
+		else if (!found)
 			bperf_slot_free(slots[i]);
-		}
 	}
 	return -1;
 }
@@ -1984,7 +1997,7 @@ static int bperf_roots_add(struct evsel *evsel, struct bperf_counter *c)
 	int err;
 
 	if (bperf.slot_tids[slot]) {
-		if (bperf_roots_same(evsel, slot) && bperf.slot_nr[slot] == c->nr) {
+		if (bperf_roots_same(evsel, slot)) {
 			memcpy(c->tids, bperf.slot_tids[slot], c->nr * sizeof(*c->tids));
 			return 0;
 		}
@@ -2007,12 +2020,15 @@ static int bperf_roots_register(struct evsel *evsel, struct bperf_counter *c)
 		.sid = bperf.sid, .slot = c->slot, .inherit = c->inherit,
 	};
 	__u32 one = 1;
-	int i, err, tries;
+	int i, err, tries, pid;
 
+	/* 0: not registered, whatever an earlier run left there */
+	memset(c->tids, 0, c->nr * sizeof(*c->tids));
 	for (i = 0; i < c->nr; i++) {
-		c->tids[i] = perf_thread_map__pid(evsel->core.threads, i);
-		if ((int)c->tids[i] <= 0)
+		pid = perf_thread_map__pid(evsel->core.threads, i);
+		if (pid <= 0)
 			continue;
+		c->tids[i] = pid;
 		for (tries = 0; tries < 100; tries++) {
 			err = bperf_root_run(BPERF_ROOT_ADD, c->tids[i],
 					     c->slot, c->inherit);
@@ -2173,7 +2189,7 @@ static int bperf__load(struct evsel *evsel, struct target *target)
 	struct evsel *leader = evsel__leader(evsel), *pos, *bad;
 	int n = leader->core.nr_members ?: 1, i, err;
 	__u32 slots[BPERF_MAX_SLOTS];
-	bool tasks;
+	bool tasks, unsupported;
 
 	/*
 	 * perf stat -r loads again for each run: count afresh.  The members
@@ -2217,6 +2233,8 @@ static int bperf__load(struct evsel *evsel, struct target *target)
 	err = bperf_slots_get(leader, slots, n, target);
 	if (err < 0)
 		goto out;
+	/* the kernel cannot count the group: no reference was taken */
+	unsupported = err > 0;
 
 	i = 0;
 	for_each_group_evsel(pos, leader) {
@@ -2227,7 +2245,7 @@ static int bperf__load(struct evsel *evsel, struct target *target)
 			goto undo;
 		}
 		i++;
-		c->unsupported = err > 0;
+		c->unsupported = unsupported;
 		c->inherit = target->inherit;
 		/* a member's own load comes next: nothing to do then */
 		c->fresh = pos != leader;
@@ -2244,7 +2262,7 @@ static int bperf__load(struct evsel *evsel, struct target *target)
 	goto out;
 undo:
 	/* the members left without a counter give their slots back */
-	for (; i < n; i++)
+	for (; i < n && !unsupported; i++)
 		bperf_slot_unref(slots[i]);
 out:
 	if (err && !bperf.users)

@@ -29,10 +29,12 @@ perf test -w noploop 120 9>&- &
 busy=$!
 bperf_track $busy
 
-# started: the held sessions and the victim are registered
+# started EVENT: the held sessions are registered and the victim counts,
+# every event of it loaded: it printed EVENT twice
 started() {
 	[ -s "$tmp/a.start" ] && [ -s "$tmp/b.start" ] && [ -s "$tmp/ref.start" ] &&
-		[ "$(bperf_entries "${attr}_dir/bperf_sessions" 2>/dev/null)" = 3 ]
+		[ "$(bperf_entries "${attr}_dir/bperf_sessions" 2>/dev/null)" = 3 ] &&
+		[ "$(grep -c ",$1," "$tmp/victim.out" 2>/dev/null)" -ge 2 ]
 }
 
 # wait_until SECS CMD...: poll CMD every 0.1 s, SECS at most
@@ -48,13 +50,18 @@ wait_until() {
 
 for victim_args in "-e task-clock -p $busy" "-e task-clock,task-clock -p $busy" \
 		   "-e context-switches,context-switches -a"; do
+	event=${victim_args#-e }
+	event=${event%%,*}
+	event=${event%% *}
+	rm -f "$tmp/victim.out"
 	# shellcheck disable=SC2086 # $victim_args: options
-	perf stat --bpf-counters --bpf-attr-map "$attr" $victim_args \
-		>/dev/null 2>&1 9>&- &
+	perf stat --bpf-counters --bpf-attr-map "$attr" -I 100 -x, -o "$tmp/victim.out" \
+		$victim_args >/dev/null 2>&1 9>&- &
 	victim=$!
 	bperf_track $victim
-	wait_until 60 started || bperf_fail "$victim_args: sessions did not start"
-	[ "$(bperf_entries "$attr")" = 2 ] || bperf_fail "$victim_args: want 2 events in the attr map"
+	wait_until 60 started "$event" || bperf_fail "$victim_args: sessions did not start"
+	[ "$(bperf_entries "$attr")" = 2 ] ||
+		bperf_fail "$victim_args: want 2 events in the attr map"
 	case "$victim_args" in
 	*-p*)
 		[ "$(bperf_entries "${attr}_dir/bperf_tasks")" -ge 1 ] ||
