@@ -47,11 +47,13 @@ min3() {
 	echo "$m"
 }
 
-holds_stats() {
+# holds PID INODE: process PID has an fd of that anon_inode: bpf-stats
+# (BPF_ENABLE_STATS), bpf_link, ...
+holds() {
 	local fd
 
 	for fd in "/proc/$1/fd"/*; do
-		[ "$(readlink "$fd" 2>/dev/null)" = anon_inode:bpf-stats ] && return 0
+		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:$2" ] && return 0
 	done
 	return 1
 }
@@ -136,25 +138,17 @@ off=$(timed) || off=n/a
 perf bpf top -j -I 1000000 -o /dev/null 2>/dev/null &
 t=$!
 pids="$pids $t"
-wait_for 60 holds_stats $t || { echo "perf bpf top did not turn stats on"; on=n/a; }
+wait_for 60 holds $t bpf-stats || { echo "perf bpf top did not turn stats on"; on=n/a; }
 [ "${on:-}" = n/a ] || on=$(timed) || on=n/a
 kill -INT $t
 wait $t
 # and with perf bpf top -e cpu-clock counting around each run (no PMU
 # under TCG: a software event), once its profiler is attached
-holds_link() {
-	local fd
-
-	for fd in "/proc/$1/fd"/*; do
-		[ "$(readlink "$fd" 2>/dev/null)" = anon_inode:bpf_link ] && return 0
-	done
-	return 1
-}
 id=$(awk '$1 == "prog" && $2 == "runs" { print $3 }' /tmp/runs.out)
 perf bpf top -j -I 1000000 -e cpu-clock --id "$id" -o /dev/null 2>/tmp/ev.err &
 t=$!
 pids="$pids $t"
-if wait_for 60 holds_link $t; then
+if wait_for 60 holds $t bpf_link; then
 	ev=$(timed) || ev=n/a
 else
 	echo "perf bpf top -e cpu-clock did not attach: $(cat /tmp/ev.err)"

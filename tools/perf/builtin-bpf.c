@@ -3185,6 +3185,7 @@ static bool bpf_top__count_diff(const struct perf_counts_values *now,
 /*
  * -e: the first read is the base; a window is whole from the second on.
  * After a read that failed, the next read only starts a window again.
+ * The caller cleared win_ok.
  */
 static void bpf_top__read_counts(struct bpf_top *top, struct bpf_top_prog *prog)
 {
@@ -3194,7 +3195,6 @@ static void bpf_top__read_counts(struct bpf_top *top, struct bpf_top_prog *prog)
 		struct bpf_top_count *c = &prog->counts[i];
 		struct perf_counts_values now;
 
-		c->win_ok = false;
 		if (bpf_top__count_read(c->evsel, &now)) {
 			c->resync = true;
 			continue;
