@@ -49,9 +49,9 @@
  *
  *  attr map        bperf_attr_key (event attr and group position) -> slot.
  *                  Also the lock: sessions flock() it.
- *  bperf_events    perf event array, slot * nr_cpus + CPU id (not the
+ *  bperf_events    perf event array, slot * nr_ids + CPU id (not the
  *                  index in a cpu map, so holes in the online CPUs are
- *                  fine); nr_cpus is the number of possible CPUs.
+ *                  fine); nr_ids is the highest possible CPU id + 1.
  *  bperf_ctl       the active slots (a group's slots are adjacent, read
  *                  in the same program run, so at the same instant on a
  *                  CPU), slot generations, the slots counting tasks, and
@@ -59,6 +59,9 @@
  *  bperf_cpu       per CPU: the previous reading of each slot, counts of
  *                  folds begun and done, and of children left untracked.
  *  bperf_totals    per CPU and slot: all the slot counted on that CPU.
+ *
+ * Per-CPU maps come to user space packed, one value for each possible
+ * CPU in mask order, not indexed by CPU id: util/bperf_cpus.h.
  *  bperf_tasks     (tid, slot) -> own, folded, anchor, references.
  *  bperf_slots     slot -> its attr key and how many sessions use it.
  *  bperf_sessions  session id -> pid, start time and slots of the perf
@@ -150,6 +153,7 @@
 #include "target.h"
 #include "cgroup.h"
 #include "cpumap.h"
+#include "bperf_cpus.h"
 #include "thread_map.h"
 #include <internal/xyarray.h>
 
@@ -449,20 +453,21 @@ static int bpf_program_profiler__disable(struct evsel *evsel)
 
 static int bpf_program_profiler__read(struct evsel *evsel)
 {
-	/* per-CPU maps hold a value for every possible CPU */
-	int nr_cpus = libbpf_num_possible_cpus();
+	/* a per-CPU value: one element for each possible CPU, packed */
+	static struct bperf_cpus possible;
 	struct perf_cpu_map *cpus = evsel__cpus(evsel);
 	struct bpf_perf_event_value *values;
 	struct perf_counts_values *counts;
 	struct bpf_counter *counter;
+	struct perf_cpu cpu;
 	__u32 zero = 0;
-	int idx, c, err = 0;
+	int idx, pos, err = 0;
 
 	if (list_empty(&evsel->bpf_counter_list))
 		return -EAGAIN;
-	if (nr_cpus <= 0)
+	if (!possible.nr_ids && bperf_cpus__init(&possible, NULL))
 		return -EINVAL;
-	values = calloc(nr_cpus, sizeof(*values));
+	values = calloc(possible.nr_possible, sizeof(*values));
 	if (!values)
 		return -ENOMEM;
 
@@ -479,16 +484,14 @@ static int bpf_program_profiler__read(struct evsel *evsel)
 			pr_err("failed to read value\n");
 			break;
 		}
-		for (c = 0; c < nr_cpus; c++) {
-			struct perf_cpu cpu = { .cpu = c };
-
+		perf_cpu_map__for_each_cpu(cpu, pos, possible.possible) {
 			idx = perf_cpu_map__idx(cpus, cpu);
 			if (idx < 0)
 				continue;
 			counts = perf_counts(evsel->counts, idx, 0);
-			counts->val += values[c].counter;
-			counts->ena += values[c].enabled;
-			counts->run += values[c].running;
+			counts->val += values[pos].counter;
+			counts->ena += values[pos].enabled;
+			counts->run += values[pos].running;
 		}
 	}
 	free(values);
@@ -560,7 +563,7 @@ static struct {
 	int switch_prog_fd;
 	int root_prog_fd;
 	__u32 sid;		/* our id in bperf_sessions, 0: none */
-	__u32 nr_cpus;		/* possible CPUs */
+	struct bperf_cpus cpus;	/* possible CPUs: ids and positions */
 	int users;		/* our evsels counting with bperf */
 	/*
 	 * Our evsels on each slot: an event named twice shares its slot.
@@ -1008,8 +1011,8 @@ static void bperf_slot_free(__u32 slot)
 	bperf.ctl.task_slots &= ~(1ULL << slot);
 	bperf_ctl_write();
 
-	for (i = 0; i < bperf.nr_cpus; i++) {
-		key = slot * bperf.nr_cpus + i;
+	for (i = 0; i < (__u32)bperf.cpus.nr_ids; i++) {
+		key = bperf_cpus__key(&bperf.cpus, slot, i);
 		bpf_map_delete_elem(bperf.events_fd, &key);
 	}
 	bperf_purge_tasks(slot);
@@ -1236,12 +1239,12 @@ static int bperf_load_programs(void)
 		pr_err("bperf: cannot open the BPF skeletons\n");
 		goto out;
 	}
-	leader->rodata->bperf_nr_cpus = bperf.nr_cpus;
-	follower->rodata->bperf_nr_cpus = bperf.nr_cpus;
+	leader->rodata->bperf_nr_ids = bperf.cpus.nr_ids;
+	follower->rodata->bperf_nr_ids = bperf.cpus.nr_ids;
 	bpf_map__set_max_entries(leader->maps.bperf_events,
-				 BPERF_MAX_SLOTS * bperf.nr_cpus);
+				 BPERF_MAX_SLOTS * bperf.cpus.nr_ids);
 	bpf_map__set_max_entries(follower->maps.bperf_events,
-				 BPERF_MAX_SLOTS * bperf.nr_cpus);
+				 BPERF_MAX_SLOTS * bperf.cpus.nr_ids);
 	err = bperf_leader_bpf__load(leader);
 	if (!err)
 		err = bperf_follower_bpf__load(follower);
@@ -1279,7 +1282,7 @@ static int bperf_load_programs(void)
 		goto out;
 	if (!bperf.ctl.magic) {
 		bperf.ctl.magic = BPERF_MAGIC;
-		bperf.ctl.nr_cpus = bperf.nr_cpus;
+		bperf.ctl.nr_ids = bperf.cpus.nr_ids;
 	}
 	for (i = 0; i < BPERF_NR_LINKS; i++) {
 		__u32 *id = i == BPERF_LINK_SWITCH ? &bperf.ctl.switch_link_id :
@@ -1350,7 +1353,7 @@ static int bperf_open_maps(void)
 	}
 	btf = bpf_object__btf(skel->obj);
 	bpf_map__set_max_entries(skel->maps.bperf_events,
-				 BPERF_MAX_SLOTS * bperf.nr_cpus);
+				 BPERF_MAX_SLOTS * bperf.cpus.nr_ids);
 	maps = &skel->maps;
 	if (bperf_open_pinned(maps->bperf_ctl, btf, &bperf.ctl_fd) ||
 	    bperf_open_pinned(maps->bperf_slots, btf, &bperf.slots_fd) ||
@@ -1384,10 +1387,10 @@ static int bperf_open_maps(void)
 	 * It names no programs, so bperf_join() loads them and sets it up.
 	 */
 	if (bperf.ctl.magic && (bperf.ctl.magic != BPERF_MAGIC ||
-				bperf.ctl.nr_cpus != bperf.nr_cpus)) {
-		pr_err("bperf: %s/bperf_ctl has layout %#x for %u CPUs, want %#x for %u:\n"
+				bperf.ctl.nr_ids != (__u32)bperf.cpus.nr_ids)) {
+		pr_err("bperf: %s/bperf_ctl has layout %#x for %u CPU ids, want %#x for %d:\n"
 		       "remove %s and %s\n", bperf.dir, bperf.ctl.magic,
-		       bperf.ctl.nr_cpus, BPERF_MAGIC, bperf.nr_cpus,
+		       bperf.ctl.nr_ids, BPERF_MAGIC, bperf.cpus.nr_ids,
 		       bperf.dir, bperf.attr_path);
 		goto out;
 	}
@@ -1561,20 +1564,20 @@ static int bperf_join(struct target *target)
 	bool fresh = false;
 	struct stat st;
 	char state;
-	int n, err;
+	int err;
 
 	if (bperf_paths(target))
 		return -1;
 	perf_config(bperf_config_cb, NULL);
-	n = libbpf_num_possible_cpus();
-	if (n <= 0) {
-		pr_err("bperf: cannot count the possible CPUs\n");
+	if (bperf_cpus__init(&bperf.cpus, NULL)) {
+		pr_err("bperf: cannot read the possible CPUs\n");
 		return -1;
 	}
-	bperf.nr_cpus = n;
 	bperf.online = perf_cpu_map__new_online_cpus();
-	if (!bperf.online)
+	if (!bperf.online) {
+		bperf_cpus__exit(&bperf.cpus);
 		return -1;
+	}
 	if (!stat("/proc/self/ns/pid", &st))
 		bperf.pidns = st.st_ino;
 	bperf.self.pid = getpid();
@@ -1625,6 +1628,7 @@ fail:
 	bperf_drop_fds();
 	perf_cpu_map__put(bperf.online);
 	bperf.online = NULL;
+	bperf_cpus__exit(&bperf.cpus);
 	return -1;
 }
 
@@ -1655,6 +1659,7 @@ static void bperf_leave(void)
 	bperf_drop_fds();
 	perf_cpu_map__put(bperf.online);
 	bperf.online = NULL;
+	bperf_cpus__exit(&bperf.cpus);
 }
 
 static bool bperf_wanted(struct evsel *evsel, struct target *target)
@@ -1764,7 +1769,7 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 			break;
 		perf_cpu_map__for_each_cpu(cpu, idx, cpus) {
 			fd = *(int *)xyarray__entry(pos->core.fd, idx, 0);
-			key = slots[i] * bperf.nr_cpus + cpu.cpu;
+			key = bperf_cpus__key(&bperf.cpus, slots[i], cpu.cpu);
 			if (bpf_map_update_elem(bperf.events_fd, &key, &fd,
 						BPF_ANY)) {
 				err = -errno;
@@ -1800,7 +1805,8 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 		}
 		for (i = 0; i < n; i++) {
 			perf_cpu_map__for_each_cpu(cpu, idx, bperf.online) {
-				key = slots[i] * bperf.nr_cpus + cpu.cpu;
+				key = bperf_cpus__key(&bperf.cpus, slots[i],
+						      cpu.cpu);
 				bpf_map_delete_elem(bperf.events_fd, &key);
 			}
 		}
@@ -1894,7 +1900,8 @@ static int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 			return bperf_unsupported(err) ? 1 : -1;
 		}
 
-		zeroes = calloc(bperf.nr_cpus, sizeof(*zeroes));
+		/* a per-CPU value: one element for each possible CPU */
+		zeroes = calloc(bperf.cpus.nr_possible, sizeof(*zeroes));
 		if (!zeroes)
 			goto undo;
 		for (i = 0; i < n; i++) {
@@ -2120,7 +2127,7 @@ static struct bperf_counter *bperf_counter_new(struct evsel *evsel, __u32 slot)
 		return NULL;
 	c->slot = slot;
 	c->nr = bperf.tasks ? perf_thread_map__nr(evsel->core.threads) :
-			      (int)bperf.nr_cpus;
+			      bperf.cpus.nr_ids;
 	c->snap = calloc(c->nr, sizeof(*c->snap));
 	c->base = calloc(c->nr, sizeof(*c->base));
 	c->tids = calloc(c->nr, sizeof(*c->tids));
@@ -2292,11 +2299,21 @@ static void bperf_sync(struct perf_cpu_map *cpus)
 	}
 }
 
+/* What a slot counted on each CPU, into vals[CPU id]. */
 static int bperf_read_totals(__u32 slot, struct bperf_val *vals)
 {
-	if (bpf_map_lookup_elem(bperf.totals_fd, &slot, vals))
-		return -errno;
-	return 0;
+	struct bperf_val *packed;
+	int err = 0;
+
+	packed = calloc(bperf.cpus.nr_possible, sizeof(*packed));
+	if (!packed)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bperf.totals_fd, &slot, packed))
+		err = -errno;
+	else
+		bperf_cpus__unpack(&bperf.cpus, packed, vals, sizeof(*vals));
+	free(packed);
+	return err;
 }
 
 static void bperf_val_acc(struct bperf_val *to, const struct bperf_val *v)
@@ -2341,14 +2358,14 @@ static int bperf_folds_read(struct bperf_folds *f)
 	__u32 zero = 0, i;
 
 	memset(f, 0, sizeof(*f));
-	pc = calloc(bperf.nr_cpus, sizeof(*pc));
+	pc = calloc(bperf.cpus.nr_possible, sizeof(*pc));
 	if (!pc)
 		return -ENOMEM;
 	if (bpf_map_lookup_elem(bperf.cpu_fd, &zero, pc)) {
 		free(pc);
 		return -errno;
 	}
-	for (i = 0; i < bperf.nr_cpus; i++) {
+	for (i = 0; i < (__u32)bperf.cpus.nr_possible; i++) {
 		f->begun += pc[i].folds_begun;
 		f->untracked += pc[i].untracked;
 		if (pc[i].folds_begun != pc[i].folds_done)

@@ -4,8 +4,9 @@
 #
 # bperf's leader program runs on every context switch while a bperf
 # session lives: profile it with perf stat -b and check that its runs are
-# seen; that it finds the program by name and by tag too; and that bad
-# program ids, names and tags are refused.
+# seen, also on a CPU after an offline one; that it finds the program by
+# name and by tag too; and that bad program ids, names and tags are
+# refused.
 
 set -u
 # shellcheck source=lib/bperf.sh
@@ -50,6 +51,35 @@ for by in bperf_switch "$tag"; do
 	echo "perf stat -b $by: program $id, $count msec of cpu-clock"
 done
 kill $load 2>/dev/null
+wait $load 2>/dev/null
+
+# With CPU 1 offline between online CPUs: the switches of a load pinned
+# to the last CPU must be counted on that CPU, which takes the program's
+# per-CPU events found by CPU id, not by position among the online CPUs
+# (upstream perf keys them by position and counts nothing there).
+cpu1=/sys/devices/system/cpu/cpu1/online
+if [ "$(getconf _NPROCESSORS_CONF)" -ge 3 ] && [ -w $cpu1 ] &&
+   [ "$(cat $cpu1)" = 1 ] && echo 0 >$cpu1; then
+	online=$(cat /sys/devices/system/cpu/online)
+	last=${online##*[,-]}
+	taskset -c "$last" perf bench sched pipe -l 100000000 >/dev/null 2>&1 9>&- &
+	load=$!
+	bperf_track $load
+	perf stat -b "$id" -e cpu-clock -A -x, -o "$tmp/cpus.out" \
+		--timeout 2000 2>"$tmp/cpus.err" 9>&-
+	rc=$?
+	kill $load 2>/dev/null
+	wait $load 2>/dev/null
+	echo 1 >$cpu1
+	[ $rc = 0 ] || bperf_fail "perf stat -b -A failed: $(cat "$tmp/cpus.err")"
+	count=$(awk -F, -v c="CPU$last" '$1 == c && $2 ~ /^[0-9.]+$/ { print $2 }' \
+		"$tmp/cpus.out")
+	echo "perf stat -b -A, CPU 1 offline (online $online): program $id, ${count:-no} msec of cpu-clock on CPU $last"
+	awk -v t="${count:-0}" 'BEGIN { exit !(t > 0) }' ||
+		bperf_fail "perf stat -b -A: the program's runs on CPU $last were not seen: $(cat "$tmp/cpus.out")"
+else
+	echo "skipping the offline-CPU part: needs 3 CPUs and CPU 1 online, able to go offline"
+fi
 bperf_unlock
 wait
 

@@ -13,10 +13,10 @@
 
 #include "bperf_u.h"
 
-/* Possible CPUs: the stride of bperf_events.  Set by perf before load. */
-const volatile __u32 bperf_nr_cpus = 1;
+/* Highest possible CPU id + 1: the stride of bperf_events.  Set by perf. */
+const volatile __u32 bperf_nr_ids = 1;
 
-/* perf events, at slot * bperf_nr_cpus + cpu id; sized by perf */
+/* perf events, at slot * bperf_nr_ids + cpu id; sized by perf */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
 	__uint(key_size, sizeof(__u32));
@@ -110,7 +110,7 @@ static __always_inline void bperf_account(__u32 tid)
 		 */
 		gen = ctl->gen[slot];
 		if (bpf_perf_event_read_value(&bperf_events,
-					      slot * bperf_nr_cpus + cpu,
+					      slot * bperf_nr_ids + cpu,
 					      &now, sizeof(now)))
 			continue;
 		/* the verifier forgets bounds across the helper call */

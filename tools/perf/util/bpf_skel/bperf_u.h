@@ -55,7 +55,7 @@ struct bperf_cpu {
  */
 struct bperf_ctl {
 	__u32 magic;
-	__u32 nr_cpus;			/* stride of the events array */
+	__u32 nr_ids;			/* stride of the events array */
 	__u32 nr_active;
 	__u32 unused;
 	__u64 task_slots;		/* slots some task-mode session uses */

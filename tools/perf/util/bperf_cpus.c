@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * CPU ids and positions for BPF maps shared with perf's BPF counters.
+ * See util/bperf_cpus.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <api/fs/fs.h>
+#include <perf/cpumap.h>
+#include <internal/cpumap.h>
+#include "bperf_cpus.h"
+
+int bperf_cpus__init(struct bperf_cpus *cpus, const char *list)
+{
+	char *buf = NULL;
+	size_t len;
+	int nr;
+
+	memset(cpus, 0, sizeof(*cpus));
+	if (!list) {
+		if (sysfs__read_str("devices/system/cpu/possible", &buf, &len))
+			return -ENOENT;
+		/* the map parser wants the list alone, no newline */
+		buf[strcspn(buf, "\n")] = '\0';
+		list = buf;
+	}
+	/* an empty or malformed list is an error, not "any CPU" */
+	cpus->possible = *list ? perf_cpu_map__new(list) : NULL;
+	free(buf);
+	nr = perf_cpu_map__nr(cpus->possible);
+	if (!cpus->possible || nr <= 0 ||
+	    perf_cpu_map__has_any_cpu_or_is_empty(cpus->possible)) {
+		perf_cpu_map__put(cpus->possible);
+		cpus->possible = NULL;
+		return -EINVAL;
+	}
+	cpus->nr_possible = nr;
+	cpus->nr_ids = perf_cpu_map__max(cpus->possible).cpu + 1;
+	return 0;
+}
+
+void bperf_cpus__exit(struct bperf_cpus *cpus)
+{
+	perf_cpu_map__put(cpus->possible);
+	memset(cpus, 0, sizeof(*cpus));
+}
+
+int bperf_cpus__pos(const struct bperf_cpus *cpus, int cpu)
+{
+	return perf_cpu_map__idx(cpus->possible, (struct perf_cpu){ .cpu = cpu });
+}
+
+void bperf_cpus__unpack(const struct bperf_cpus *cpus, const void *packed,
+			void *by_id, size_t size)
+{
+	struct perf_cpu cpu;
+	int pos;
+
+	memset(by_id, 0, size * cpus->nr_ids);
+	perf_cpu_map__for_each_cpu(cpu, pos, cpus->possible)
+		memcpy((char *)by_id + cpu.cpu * size,
+		       (const char *)packed + pos * size, size);
+}
