@@ -16,31 +16,6 @@ use_ccache
 command -v "$CLANG" >/dev/null || die "$CLANG not found (Debian package ${CLANG})"
 
 phase "building the $which perf, log in $obj/build.log"
-# perf's Makefile rebuilds a skeleton when its .bpf.c changes, not when a
-# header it includes does: drop a skeleton older than a header of
-# util/bpf_skel/ its program includes, directly or through another one.
-skel=$tree/tools/perf/util/bpf_skel
-local_includes() {
-	local h
-
-	for h in $(sed -n 's/^#include "\([a-z_]*\.h\)"/\1/p' "$@"); do
-		if [ -f "$skel/$h" ]; then
-			echo "$skel/$h"
-		fi
-	done
-}
-for c in "$skel"/*.bpf.c; do
-	s=$obj/util/bpf_skel/$(basename "$c" .bpf.c).skel.h
-	[ -f "$s" ] || continue
-	hs=$(local_includes "$c")
-	[ -n "$hs" ] || continue
-	# shellcheck disable=SC2086 # a list of paths without spaces
-	for h in $hs $(local_includes $hs); do
-		[ "$h" -nt "$s" ] || continue
-		rm -f "$s" "$obj/util/bpf_skel/.tmp/$(basename "$c" .c).o"
-		break
-	done
-done
 quiet_run "$obj/build.log" make -C "$tree/tools/perf" O="$obj" -j"$JOBS" \
 	CC="ccache gcc" HOSTCC="ccache gcc" CLANG="$CLANG" LLVM_STRIP="$LLVM_STRIP" \
 	BUILD_BPF_SKEL=1 NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JEVENTS=1 \

@@ -1,80 +1,118 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * How perf's shared BPF counters (bperf) number CPUs in their maps, for
- * possible-CPU masks with and without holes: an event array has a key
- * for every slot and possible CPU id, all distinct, and a per-CPU map's
- * packed values land on the CPU ids they belong to.  x86 has no holes
- * in its possible mask, so this is where the holes get tested.
+ * How perf's shared BPF counters (bperf) and perf stat -b number CPUs in
+ * their maps, for possible-CPU masks with and without holes: an event
+ * array has a key for every slot and possible CPU id, all distinct, and
+ * a per-CPU map's packed values land on the CPU ids they belong to.  x86
+ * has no holes in its possible mask, so this is where the holes get
+ * tested.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <linux/compiler.h>
 #include <linux/kernel.h>
 #include <perf/cpumap.h>
+#ifdef HAVE_LIBBPF_SUPPORT
+#include <bpf/libbpf.h>
+#endif
+#include "cpumap.h"
 #include "debug.h"
 #include "tests.h"
 #include "util/bperf_cpus.h"
 
-#define SLOTS 64	/* BPERF_MAX_SLOTS */
+#define SLOTS 64	/* bperf's slots, BPERF_MAX_SLOTS */
+#define MAX_IDS 8
 
-static int check_mask(const char *list, int nr_ids, int nr_possible)
+struct mask {
+	const char *list;
+	int ids[MAX_IDS];	/* the possible CPUs, in order */
+	int nr;
+};
+
+/* A per-CPU value whose size is not a multiple of 8. */
+struct odd {
+	char c[12];
+};
+
+static int check_mask(const struct mask *m)
 {
-	struct bperf_cpus cpus;
-	struct perf_cpu cpu;
-	unsigned long *seen = NULL;
+	int nr_ids = m->ids[m->nr - 1] + 1, i, ret = TEST_FAIL;
+	struct odd *odd_packed = NULL, *odd_by_id = NULL;
 	__u64 *packed = NULL, *by_id = NULL;
-	int idx, ret = TEST_FAIL;
+	struct bperf_cpus cpus;
+	bool *seen = NULL;
 	__u32 slot, key;
 
-	if (bperf_cpus__init(&cpus, list)) {
-		pr_debug("%s: not parsed\n", list);
+	if (bperf_cpus__init(&cpus, m->list)) {
+		pr_debug("%s: not parsed\n", m->list);
 		return TEST_FAIL;
 	}
-	if (cpus.nr_ids != nr_ids || cpus.nr_possible != nr_possible) {
-		pr_debug("%s: %d ids and %d possible, want %d and %d\n", list,
-			 cpus.nr_ids, cpus.nr_possible, nr_ids, nr_possible);
+	if (cpus.nr_ids != nr_ids || cpus.nr_possible != m->nr) {
+		pr_debug("%s: %d ids and %d possible, want %d and %d\n", m->list,
+			 cpus.nr_ids, cpus.nr_possible, nr_ids, m->nr);
 		goto out;
+	}
+	/* a per-CPU value's position is the CPU's rank in the mask */
+	for (i = 0; i < nr_ids; i++) {
+		int want = -1, j;
+
+		for (j = 0; j < m->nr; j++) {
+			if (m->ids[j] == i)
+				want = j;
+		}
+		if (bperf_cpus__pos(&cpus, i) != want) {
+			pr_debug("%s: CPU %d at %d, want %d\n", m->list, i,
+				 bperf_cpus__pos(&cpus, i), want);
+			goto out;
+		}
 	}
 	/* every (slot, possible CPU) has its own key, inside the array */
 	seen = calloc(SLOTS * nr_ids, sizeof(*seen));
 	if (!seen)
 		goto out;
 	for (slot = 0; slot < SLOTS; slot++) {
-		perf_cpu_map__for_each_cpu(cpu, idx, cpus.possible) {
-			key = bperf_cpus__key(&cpus, slot, cpu.cpu);
+		for (i = 0; i < m->nr; i++) {
+			key = bperf_cpus__key(&cpus, slot, m->ids[i]);
 			if (key >= (__u32)(SLOTS * nr_ids) || seen[key]) {
-				pr_debug("%s: slot %u CPU %d: key %u %s\n", list,
-					 slot, cpu.cpu, key,
+				pr_debug("%s: slot %u CPU %d: key %u %s\n",
+					 m->list, slot, m->ids[i], key,
 					 key >= (__u32)(SLOTS * nr_ids) ?
 					 "past the array" : "taken twice");
 				goto out;
 			}
-			seen[key] = 1;
+			seen[key] = true;
 		}
 	}
-	/* per-CPU values come packed: position i is the i-th possible CPU */
-	packed = calloc(nr_possible, sizeof(*packed));
+	/* packed values, the i-th for the i-th possible CPU, spread by id */
+	packed = calloc(m->nr, sizeof(*packed));
 	by_id = calloc(nr_ids, sizeof(*by_id));
-	if (!packed || !by_id)
+	odd_packed = calloc(m->nr, 16);
+	odd_by_id = calloc(nr_ids, sizeof(*odd_by_id));
+	if (!packed || !by_id || !odd_packed || !odd_by_id)
 		goto out;
-	perf_cpu_map__for_each_cpu(cpu, idx, cpus.possible) {
-		if (bperf_cpus__pos(&cpus, cpu.cpu) != idx) {
-			pr_debug("%s: CPU %d at %d, want %d\n", list, cpu.cpu,
-				 bperf_cpus__pos(&cpus, cpu.cpu), idx);
-			goto out;
-		}
-		packed[idx] = 1000 + cpu.cpu;
+	for (i = 0; i < m->nr; i++) {
+		packed[i] = 1000 + m->ids[i];
+		/* the kernel puts each value at a multiple of 8 bytes */
+		((char *)odd_packed)[i * 16] = (char)(100 + m->ids[i]);
 	}
-	for (idx = 0; idx < nr_ids; idx++)
-		by_id[idx] = 1;
+	for (i = 0; i < nr_ids; i++) {
+		by_id[i] = 1;
+		odd_by_id[i].c[0] = 1;
+	}
 	bperf_cpus__unpack(&cpus, packed, by_id, sizeof(*by_id));
-	for (idx = 0; idx < nr_ids; idx++) {
-		bool possible = bperf_cpus__pos(&cpus, idx) >= 0;
-		__u64 want = possible ? 1000 + idx : 0;
+	bperf_cpus__unpack(&cpus, odd_packed, odd_by_id, sizeof(*odd_by_id));
+	for (i = 0; i < nr_ids; i++) {
+		bool possible = false;
+		int j;
 
-		if (by_id[idx] != want) {
-			pr_debug("%s: CPU %d holds %llu, want %llu\n", list, idx,
-				 (unsigned long long)by_id[idx],
-				 (unsigned long long)want);
+		for (j = 0; j < m->nr; j++)
+			possible |= m->ids[j] == i;
+		if (by_id[i] != (possible ? 1000u + i : 0) ||
+		    odd_by_id[i].c[0] != (possible ? 100 + i : 0)) {
+			pr_debug("%s: CPU %d holds %llu and %d, want %d and %d\n",
+				 m->list, i, (unsigned long long)by_id[i],
+				 odd_by_id[i].c[0], possible ? 1000 + i : 0,
+				 possible ? 100 + i : 0);
 			goto out;
 		}
 	}
@@ -83,6 +121,8 @@ out:
 	free(seen);
 	free(packed);
 	free(by_id);
+	free(odd_packed);
+	free(odd_by_id);
 	bperf_cpus__exit(&cpus);
 	return ret;
 }
@@ -90,20 +130,51 @@ out:
 static int test__bperf_cpus(struct test_suite *test __maybe_unused,
 			    int subtest __maybe_unused)
 {
+	static const struct mask masks[] = {
+		{ "0-3", { 0, 1, 2, 3 }, 4 },
+		{ "0,2-3", { 0, 2, 3 }, 3 },
+		{ "0-1,4-5", { 0, 1, 4, 5 }, 4 },
+		{ "1,3", { 1, 3 }, 2 },
+		{ "5", { 5 }, 1 },
+	};
+	static const char * const bad[] = {
+		"", "x", "0-3,x", "0-3,x5", "0-3,", "0,,2", "3-1",
+	};
 	struct bperf_cpus cpus;
+	size_t i;
 
-	if (check_mask("0-3", 4, 4) ||
-	    check_mask("0,2-3", 4, 3) ||
-	    check_mask("0-1,4-5", 6, 4) ||
-	    check_mask("1,3", 4, 2) ||
-	    check_mask("5", 6, 1))
+	for (i = 0; i < ARRAY_SIZE(masks); i++) {
+		if (check_mask(&masks[i]))
+			return TEST_FAIL;
+	}
+	/* nothing or garbage is an error, not "any CPU" nor a part of it */
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		if (!bperf_cpus__init(&cpus, bad[i])) {
+			pr_debug("'%s' taken for %d CPUs\n", bad[i],
+				 cpus.nr_possible);
+			bperf_cpus__exit(&cpus);
+			return TEST_FAIL;
+		}
+	}
+	/* this machine's own mask, as perf and libbpf see it */
+	if (bperf_cpus__init(&cpus, NULL)) {
+		pr_debug("cannot read the possible CPUs\n");
 		return TEST_FAIL;
-	/* nothing or garbage is an error, not "any CPU" */
-	if (!bperf_cpus__init(&cpus, "") || !bperf_cpus__init(&cpus, "x"))
+	}
+	if (cpus.nr_ids != cpu__max_cpu().cpu) {
+		pr_debug("%d CPU ids, perf says %d\n", cpus.nr_ids,
+			 cpu__max_cpu().cpu);
+		bperf_cpus__exit(&cpus);
 		return TEST_FAIL;
-	/* and this machine's own mask reads */
-	if (bperf_cpus__init(&cpus, NULL))
+	}
+#ifdef HAVE_LIBBPF_SUPPORT
+	if (cpus.nr_possible != libbpf_num_possible_cpus()) {
+		pr_debug("%d possible CPUs, libbpf says %d\n", cpus.nr_possible,
+			 libbpf_num_possible_cpus());
+		bperf_cpus__exit(&cpus);
 		return TEST_FAIL;
+	}
+#endif
 	bperf_cpus__exit(&cpus);
 	return TEST_OK;
 }

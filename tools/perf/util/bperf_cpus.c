@@ -3,6 +3,7 @@
  * CPU ids and positions for BPF maps shared with perf's BPF counters.
  * See util/bperf_cpus.h.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,6 @@ int bperf_cpus__init(struct bperf_cpus *cpus, const char *list)
 {
 	char *buf = NULL;
 	size_t len;
-	int nr;
 
 	memset(cpus, 0, sizeof(*cpus));
 	if (!list) {
@@ -25,17 +25,23 @@ int bperf_cpus__init(struct bperf_cpus *cpus, const char *list)
 		buf[strcspn(buf, "\n")] = '\0';
 		list = buf;
 	}
-	/* an empty or malformed list is an error, not "any CPU" */
-	cpus->possible = *list ? perf_cpu_map__new(list) : NULL;
+	/*
+	 * An empty or malformed list is an error, not "any CPU": the map
+	 * parser takes "" for that, and stops quietly at a character it
+	 * does not expect after a comma.
+	 */
+	len = strlen(list);
+	if (len && strspn(list, "0123456789,-") == len &&
+	    isdigit((unsigned char)list[len - 1]) && !strstr(list, ",,"))
+		cpus->possible = perf_cpu_map__new(list);
 	free(buf);
-	nr = perf_cpu_map__nr(cpus->possible);
-	if (!cpus->possible || nr <= 0 ||
+	if (!cpus->possible ||
 	    perf_cpu_map__has_any_cpu_or_is_empty(cpus->possible)) {
 		perf_cpu_map__put(cpus->possible);
 		cpus->possible = NULL;
 		return -EINVAL;
 	}
-	cpus->nr_possible = nr;
+	cpus->nr_possible = perf_cpu_map__nr(cpus->possible);
 	cpus->nr_ids = perf_cpu_map__max(cpus->possible).cpu + 1;
 	return 0;
 }
@@ -54,11 +60,13 @@ int bperf_cpus__pos(const struct bperf_cpus *cpus, int cpu)
 void bperf_cpus__unpack(const struct bperf_cpus *cpus, const void *packed,
 			void *by_id, size_t size)
 {
+	/* the kernel copies each CPU's value at a multiple of 8 bytes */
+	size_t stride = (size + 7) & ~(size_t)7;
 	struct perf_cpu cpu;
 	int pos;
 
 	memset(by_id, 0, size * cpus->nr_ids);
 	perf_cpu_map__for_each_cpu(cpu, pos, cpus->possible)
 		memcpy((char *)by_id + cpu.cpu * size,
-		       (const char *)packed + pos * size, size);
+		       (const char *)packed + pos * stride, size);
 }

@@ -38,8 +38,9 @@ int bperf_cpus__pos(const struct bperf_cpus *cpus, int cpu);
 
 /*
  * Spread a per-CPU map's value (nr_possible packed elements of 'size'
- * bytes) into an array indexed by CPU id (nr_ids elements).  Impossible
- * CPUs are zeroed.
+ * bytes, each at a multiple of 8 bytes as the kernel copies them) into
+ * an array indexed by CPU id (nr_ids elements of 'size' bytes).
+ * Impossible CPUs are zeroed.
  */
 void bperf_cpus__unpack(const struct bperf_cpus *cpus, const void *packed,
 			void *by_id, size_t size);

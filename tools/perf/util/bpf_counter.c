@@ -59,15 +59,15 @@
  *  bperf_cpu       per CPU: the previous reading of each slot, counts of
  *                  folds begun and done, and of children left untracked.
  *  bperf_totals    per CPU and slot: all the slot counted on that CPU.
- *
- * Per-CPU maps come to user space packed, one value for each possible
- * CPU in mask order, not indexed by CPU id: util/bperf_cpus.h.
  *  bperf_tasks     (tid, slot) -> own, folded, anchor, references.
  *  bperf_slots     slot -> its attr key and how many sessions use it.
  *  bperf_sessions  session id -> pid, start time and slots of the perf
  *                  process, to tell when a session died without cleaning
  *                  up (kill -9).
  *  bperf_roots     (session, tid, slot) -> registered root, ditto.
+ *
+ * Per-CPU maps come to user space packed, one value for each possible
+ * CPU in mask order, not indexed by CPU id: util/bperf_cpus.h.
  *
  * Task sessions.  perf registers the threads of its thread map as roots
  * of each of its slots.  A task forked by a tracked task is tracked too:
@@ -135,6 +135,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <linux/build_bug.h>
 #include <linux/err.h>
 #include <linux/perf_event.h>
 #include <linux/string.h>
@@ -161,6 +162,15 @@
 #include "bpf_skel/bperf_u.h"
 #include "bpf_skel/bperf_leader.skel.h"
 #include "bpf_skel/bperf_follower.skel.h"
+
+/*
+ * Per-CPU map values reach user space at multiples of 8 bytes: the
+ * buffers of nr_possible elements below rely on these sizes.
+ */
+static_assert(sizeof(struct bperf_val) % 8 == 0, "bperf_val size");
+static_assert(sizeof(struct bperf_cpu) % 8 == 0, "bperf_cpu size");
+static_assert(sizeof(struct bpf_perf_event_value) % 8 == 0,
+	      "bpf_perf_event_value size");
 
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC 0xcafe4a11
@@ -234,6 +244,9 @@ out:
 	return name;
 }
 
+/* The possible CPUs, for the profiler's per-CPU maps. */
+static struct bperf_cpus profiler_cpus;
+
 static int profiler_load_one(struct evsel *evsel, __u32 prog_id)
 {
 	struct bpf_prog_profiler_bpf *skel = NULL;
@@ -260,8 +273,8 @@ static int profiler_load_one(struct evsel *evsel, __u32 prog_id)
 	 * The programs index the events by CPU id, so size the array for
 	 * the highest possible CPU, not for the number of CPUs counted.
 	 */
-	skel->rodata->num_cpu = cpu__max_cpu().cpu;
-	bpf_map__set_max_entries(skel->maps.events, cpu__max_cpu().cpu);
+	skel->rodata->num_cpu = profiler_cpus.nr_ids;
+	bpf_map__set_max_entries(skel->maps.events, profiler_cpus.nr_ids);
 	bpf_map__set_max_entries(skel->maps.fentry_readings, 1);
 	bpf_map__set_max_entries(skel->maps.accum_readings, 1);
 
@@ -392,6 +405,10 @@ static int bpf_program_profiler__load(struct evsel *evsel,
 	unsigned long id;
 	int err = 0;
 
+	if (!profiler_cpus.nr_ids && bperf_cpus__init(&profiler_cpus, NULL)) {
+		pr_err("Failed to read the possible CPUs\n");
+		return -1;
+	}
 	ids = strdup(target->bpf_str);
 	done = intlist__new(NULL);
 	if (!ids || !done) {
@@ -453,23 +470,23 @@ static int bpf_program_profiler__disable(struct evsel *evsel)
 
 static int bpf_program_profiler__read(struct evsel *evsel)
 {
-	/* a per-CPU value: one element for each possible CPU, packed */
-	static struct bperf_cpus possible;
 	struct perf_cpu_map *cpus = evsel__cpus(evsel);
-	struct bpf_perf_event_value *values;
+	struct bpf_perf_event_value *packed, *values;
 	struct perf_counts_values *counts;
 	struct bpf_counter *counter;
 	struct perf_cpu cpu;
 	__u32 zero = 0;
-	int idx, pos, err = 0;
+	int idx, err = 0;
 
 	if (list_empty(&evsel->bpf_counter_list))
 		return -EAGAIN;
-	if (!possible.nr_ids && bperf_cpus__init(&possible, NULL))
-		return -EINVAL;
-	values = calloc(possible.nr_possible, sizeof(*values));
-	if (!values)
-		return -ENOMEM;
+	/* accum_readings is per-CPU: one value for each possible CPU */
+	packed = calloc(profiler_cpus.nr_possible, sizeof(*packed));
+	values = calloc(profiler_cpus.nr_ids, sizeof(*values));
+	if (!packed || !values) {
+		err = -ENOMEM;
+		goto out;
+	}
 
 	perf_cpu_map__for_each_idx(idx, cpus) {
 		counts = perf_counts(evsel->counts, idx, 0);
@@ -479,21 +496,24 @@ static int bpf_program_profiler__read(struct evsel *evsel)
 		struct bpf_prog_profiler_bpf *skel = counter->skel;
 		int fd = bpf_map__fd(skel->maps.accum_readings);
 
-		err = bpf_map_lookup_elem(fd, &zero, values);
+		err = bpf_map_lookup_elem(fd, &zero, packed);
 		if (err) {
 			pr_err("failed to read value\n");
 			break;
 		}
-		perf_cpu_map__for_each_cpu(cpu, pos, possible.possible) {
-			idx = perf_cpu_map__idx(cpus, cpu);
-			if (idx < 0)
+		bperf_cpus__unpack(&profiler_cpus, packed, values,
+				   sizeof(*values));
+		perf_cpu_map__for_each_cpu(cpu, idx, cpus) {
+			if (cpu.cpu < 0 || cpu.cpu >= profiler_cpus.nr_ids)
 				continue;
 			counts = perf_counts(evsel->counts, idx, 0);
-			counts->val += values[pos].counter;
-			counts->ena += values[pos].enabled;
-			counts->run += values[pos].running;
+			counts->val += values[cpu.cpu].counter;
+			counts->ena += values[cpu.cpu].enabled;
+			counts->run += values[cpu.cpu].running;
 		}
 	}
+out:
+	free(packed);
 	free(values);
 	return err;
 }
@@ -597,7 +617,7 @@ struct bperf_counter {
 	bool enabled;
 	bool inherit;
 	bool fresh;		/* a group member not loaded on its own yet */
-	int nr;			/* CPUs (possible) or roots */
+	int nr;			/* CPU ids (highest possible + 1) or roots */
 	__u32 *tids;		/* task mode: root tids, thread map order */
 	struct bperf_val *snap;	/* value when last enabled */
 	struct bperf_val *base;	/* counted in earlier enabled periods */
@@ -2515,7 +2535,7 @@ static int bperf_task_values(struct bperf_counter *c, struct bperf_val *vals)
 }
 
 /*
- * Current values: per possible CPU, or per root.  perf stat goes through
+ * Current values: per CPU id, or per root.  perf stat goes through
  * a group leader right before its members: the members use the readings
  * the leader's test runs brought, so that a group is read at once.
  */

@@ -58,8 +58,19 @@ wait $load 2>/dev/null
 # per-CPU events found by CPU id, not by position among the online CPUs
 # (upstream perf keys them by position and counts nothing there).
 cpu1=/sys/devices/system/cpu/cpu1/online
-if [ "$(getconf _NPROCESSORS_CONF)" -ge 3 ] && [ -w $cpu1 ] &&
-   [ "$(cat $cpu1)" = 1 ] && echo 0 >$cpu1; then
+cpu1_restore() {
+	echo 1 >$cpu1
+	bperf_cleanup
+}
+online=$(cat /sys/devices/system/cpu/online)
+if [ ! -w $cpu1 ] || [ "$(cat $cpu1)" != 1 ]; then
+	echo "skipping the offline-CPU part: CPU 1 is not online or cannot go offline"
+elif [ "${online##*[,-]}" -lt 2 ]; then
+	echo "skipping the offline-CPU part: needs CPUs online above CPU 1 (online $online)"
+elif ! echo 0 >$cpu1; then
+	echo "skipping the offline-CPU part: cannot take CPU 1 offline"
+else
+	trap cpu1_restore EXIT TERM INT
 	online=$(cat /sys/devices/system/cpu/online)
 	last=${online##*[,-]}
 	taskset -c "$last" perf bench sched pipe -l 100000000 >/dev/null 2>&1 9>&- &
@@ -70,15 +81,14 @@ if [ "$(getconf _NPROCESSORS_CONF)" -ge 3 ] && [ -w $cpu1 ] &&
 	rc=$?
 	kill $load 2>/dev/null
 	wait $load 2>/dev/null
-	echo 1 >$cpu1
+	echo 1 >$cpu1 || bperf_fail "cannot bring CPU 1 back online"
+	trap bperf_cleanup EXIT TERM INT
 	[ $rc = 0 ] || bperf_fail "perf stat -b -A failed: $(cat "$tmp/cpus.err")"
-	count=$(awk -F, -v c="CPU$last" '$1 == c && $2 ~ /^[0-9.]+$/ { print $2 }' \
+	count=$(awk -F, -v c="CPU$last" '$1 == c && $2 ~ /^[0-9.]+$/ { print $2; exit }' \
 		"$tmp/cpus.out")
 	echo "perf stat -b -A, CPU 1 offline (online $online): program $id, ${count:-no} msec of cpu-clock on CPU $last"
 	awk -v t="${count:-0}" 'BEGIN { exit !(t > 0) }' ||
 		bperf_fail "perf stat -b -A: the program's runs on CPU $last were not seen: $(cat "$tmp/cpus.out")"
-else
-	echo "skipping the offline-CPU part: needs 3 CPUs and CPU 1 online, able to go offline"
 fi
 bperf_unlock
 wait

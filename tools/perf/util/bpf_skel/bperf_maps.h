@@ -4,9 +4,7 @@
  * same maps with LIBBPF_PIN_BY_NAME: perf loads them with one pin
  * directory, so the second object reuses what the first one pinned.
  * See the comment at the top of util/bpf_counter.c for the design.
- *
- * Makefile.perf does not track this header: touch the .bpf.c files after
- * editing it.
+ * Makefile.perf names this header as a prerequisite of both objects.
  */
 #ifndef __BPERF_MAPS_H
 #define __BPERF_MAPS_H
