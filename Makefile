@@ -15,12 +15,13 @@ VM := $(CURDIR)/selftests/run-vm.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help deps base apply kernel kernel-base perf perf-base tools build \
-	run check vm bench-links bench-bperf bench-perf-bpf bench-bpf-top refresh series series-check clean distclean
+	run check vm perf-test-compare bench-links bench-bperf bench-perf-bpf bench-bpf-top refresh series series-check clean distclean
 
 help:
 	@echo 'make run        build everything and show it working in the VM'
 	@echo 'make check      build everything and run the tests in the VM'
 	@echo 'make vm CMD=..  run one command as root in the VM (no CMD: a shell)'
+	@echo 'make perf-test-compare  upstream perf tests: perf-base vs our perf, no regression'
 	@echo 'make build      deps, base, apply, kernel, perf, perf-base, tools'
 	@echo 'make apply      refresh the applied tree from patches/ and the overlay'
 	@echo 'make refresh    bring edits made in the applied tree back into the project'
@@ -67,6 +68,10 @@ check: $(VM_DEPS)
 
 vm: $(VM_DEPS)
 	@$(VM) --kernel $(VM_KERNEL) $(if $(CMD),-- '$(subst ','\'',$(value CMD))')
+
+# Upstream's perf test suite with perf-base and with ours: no regression.
+perf-test-compare: $(VM_DEPS)
+	@$(TOP)/selftests/perf-test-compare.sh
 
 # Benchmarks: numbers, printed as ratios against upstream 6.12; not tests.
 bench-links: $(VM_DEPS) kernel-base

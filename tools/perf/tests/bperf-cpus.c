@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <linux/compiler.h>
 #include <linux/kernel.h>
-#include <perf/cpumap.h>
+#include <linux/perf_event.h>
 #ifdef HAVE_LIBBPF_SUPPORT
 #include <bpf/libbpf.h>
 #endif
@@ -19,8 +19,9 @@
 #include "debug.h"
 #include "tests.h"
 #include "util/bperf_cpus.h"
+#include "util/bpf_skel/bperf_u.h"
 
-#define SLOTS 64	/* bperf's slots, BPERF_MAX_SLOTS */
+#define SLOTS BPERF_MAX_SLOTS
 #define MAX_IDS 8
 
 struct mask {
@@ -37,7 +38,8 @@ struct odd {
 static int check_mask(const struct mask *m)
 {
 	int nr_ids = m->ids[m->nr - 1] + 1, i, ret = TEST_FAIL;
-	struct odd *odd_packed = NULL, *odd_by_id = NULL;
+	struct odd *odd_by_id = NULL;
+	char *odd_packed = NULL;
 	__u64 *packed = NULL, *by_id = NULL;
 	struct bperf_cpus cpus;
 	bool *seen = NULL;
@@ -66,13 +68,21 @@ static int check_mask(const struct mask *m)
 			goto out;
 		}
 	}
-	/* every (slot, possible CPU) has its own key, inside the array */
+	/*
+	 * Every (slot, possible CPU) has its own key, inside the array, and
+	 * it is the one the BPF programs compute: slot * nr_ids + CPU id.
+	 */
 	seen = calloc(SLOTS * nr_ids, sizeof(*seen));
 	if (!seen)
 		goto out;
 	for (slot = 0; slot < SLOTS; slot++) {
 		for (i = 0; i < m->nr; i++) {
 			key = bperf_cpus__key(&cpus, slot, m->ids[i]);
+			if (key != slot * nr_ids + m->ids[i]) {
+				pr_debug("%s: slot %u CPU %d: key %u\n", m->list,
+					 slot, m->ids[i], key);
+				goto out;
+			}
 			if (key >= (__u32)(SLOTS * nr_ids) || seen[key]) {
 				pr_debug("%s: slot %u CPU %d: key %u %s\n",
 					 m->list, slot, m->ids[i], key,
@@ -93,11 +103,13 @@ static int check_mask(const struct mask *m)
 	for (i = 0; i < m->nr; i++) {
 		packed[i] = 1000 + m->ids[i];
 		/* the kernel puts each value at a multiple of 8 bytes */
-		((char *)odd_packed)[i * 16] = (char)(100 + m->ids[i]);
+		odd_packed[i * 16] = (char)(100 + m->ids[i]);
+		odd_packed[i * 16 + 11] = (char)(50 + m->ids[i]);
 	}
 	for (i = 0; i < nr_ids; i++) {
 		by_id[i] = 1;
 		odd_by_id[i].c[0] = 1;
+		odd_by_id[i].c[11] = 1;
 	}
 	bperf_cpus__unpack(&cpus, packed, by_id, sizeof(*by_id));
 	bperf_cpus__unpack(&cpus, odd_packed, odd_by_id, sizeof(*odd_by_id));
@@ -108,7 +120,8 @@ static int check_mask(const struct mask *m)
 		for (j = 0; j < m->nr; j++)
 			possible |= m->ids[j] == i;
 		if (by_id[i] != (possible ? 1000u + i : 0) ||
-		    odd_by_id[i].c[0] != (possible ? 100 + i : 0)) {
+		    odd_by_id[i].c[0] != (possible ? 100 + i : 0) ||
+		    odd_by_id[i].c[11] != (possible ? 50 + i : 0)) {
 			pr_debug("%s: CPU %d holds %llu and %d, want %d and %d\n",
 				 m->list, i, (unsigned long long)by_id[i],
 				 odd_by_id[i].c[0], possible ? 1000 + i : 0,
@@ -138,7 +151,7 @@ static int test__bperf_cpus(struct test_suite *test __maybe_unused,
 		{ "5", { 5 }, 1 },
 	};
 	static const char * const bad[] = {
-		"", "x", "0-3,x", "0-3,x5", "0-3,", "0,,2", "3-1",
+		"", "x", "0-3,x", "0-3,x5", "0-3,", "0,,2", "0,-1", "3-1",
 	};
 	struct bperf_cpus cpus;
 	size_t i;
@@ -179,5 +192,5 @@ static int test__bperf_cpus(struct test_suite *test __maybe_unused,
 	return TEST_OK;
 }
 
-DEFINE_SUITE("perf stat --bpf-counters: CPU ids and per-CPU positions in BPF maps",
+DEFINE_SUITE("perf stat --bpf-counters and -b: CPU ids and per-CPU positions in BPF maps",
 	     bperf_cpus);

@@ -32,7 +32,8 @@ int bperf_cpus__init(struct bperf_cpus *cpus, const char *list)
 	 */
 	len = strlen(list);
 	if (len && strspn(list, "0123456789,-") == len &&
-	    isdigit((unsigned char)list[len - 1]) && !strstr(list, ",,"))
+	    isdigit((unsigned char)list[len - 1]) && !strstr(list, ",,") &&
+	    !strstr(list, ",-"))
 		cpus->possible = perf_cpu_map__new(list);
 	free(buf);
 	if (!cpus->possible ||

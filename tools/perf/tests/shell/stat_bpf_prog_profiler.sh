@@ -26,7 +26,7 @@ id=$(bpftool prog show name bperf_switch | awk -F: 'NR == 1 { print $1 }')
 # Profile it system-wide for 2 s, while the pipe benchmark switches
 # contexts (with a workload, perf stat -b counts on the workload's task,
 # which is not where the program runs).
-perf bench sched pipe -l 100000000 >/dev/null 2>&1 9>&- &
+perf bench sched pipe -T -l 100000000 >/dev/null 2>&1 9>&- &
 load=$!
 bperf_track $load
 perf stat -b "$id" -e cpu-clock -x, -o "$tmp/prof.out" --timeout 2000 \
@@ -63,17 +63,20 @@ cpu1_restore() {
 	bperf_cleanup
 }
 online=$(cat /sys/devices/system/cpu/online)
-if [ ! -w $cpu1 ] || [ "$(cat $cpu1)" != 1 ]; then
-	echo "skipping the offline-CPU part: CPU 1 is not online or cannot go offline"
+if ! command -v taskset >/dev/null; then
+	echo "skipping the offline-CPU part: no taskset"
+elif [ ! -w $cpu1 ] || [ "$(cat $cpu1)" != 1 ]; then
+	echo "skipping the offline-CPU part: CPU 1 is offline or cannot go offline"
 elif [ "${online##*[,-]}" -lt 2 ]; then
-	echo "skipping the offline-CPU part: needs CPUs online above CPU 1 (online $online)"
-elif ! echo 0 >$cpu1; then
-	echo "skipping the offline-CPU part: cannot take CPU 1 offline"
+	echo "skipping the offline-CPU part: no CPU online above CPU 1 (online $online)"
 else
-	trap cpu1_restore EXIT TERM INT
+	trap cpu1_restore EXIT
+	trap 'cpu1_restore; exit 1' TERM INT
+	echo 0 >$cpu1 || bperf_fail "cannot take CPU 1 offline"
 	online=$(cat /sys/devices/system/cpu/online)
 	last=${online##*[,-]}
-	taskset -c "$last" perf bench sched pipe -l 100000000 >/dev/null 2>&1 9>&- &
+	# threads: killing the benchmark ends all of it
+	taskset -c "$last" perf bench sched pipe -T -l 100000000 >/dev/null 2>&1 9>&- &
 	load=$!
 	bperf_track $load
 	perf stat -b "$id" -e cpu-clock -A -x, -o "$tmp/cpus.out" \
@@ -84,11 +87,13 @@ else
 	echo 1 >$cpu1 || bperf_fail "cannot bring CPU 1 back online"
 	trap bperf_cleanup EXIT TERM INT
 	[ $rc = 0 ] || bperf_fail "perf stat -b -A failed: $(cat "$tmp/cpus.err")"
-	count=$(awk -F, -v c="CPU$last" '$1 == c && $2 ~ /^[0-9.]+$/ { print $2; exit }' \
-		"$tmp/cpus.out")
-	echo "perf stat -b -A, CPU 1 offline (online $online): program $id, ${count:-no} msec of cpu-clock on CPU $last"
+	count=$(awk -F, -v c="CPU$last" \
+		'$1 == c && $2 ~ /^[0-9.]+$/ { print $2; exit }' "$tmp/cpus.out")
+	echo "perf stat -b -A, CPU 1 offline (online $online):" \
+		"program $id, ${count:-no} msec of cpu-clock on CPU $last"
 	awk -v t="${count:-0}" 'BEGIN { exit !(t > 0) }' ||
-		bperf_fail "perf stat -b -A: the program's runs on CPU $last were not seen: $(cat "$tmp/cpus.out")"
+		bperf_fail "perf stat -b -A: no runs seen on CPU $last:" \
+			"$(cat "$tmp/cpus.out")"
 fi
 bperf_unlock
 wait
