@@ -8,6 +8,7 @@
 # the guest's dmesg.
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/mk/common.sh"
+. "$TOP/selftests/tap.sh"
 set +e
 
 res=$BUILD_DIR/results/check-$(date +%Y%m%d-%H%M%S)
@@ -22,23 +23,8 @@ VM_CPUS=${VM_CPUS:-3} \
 vm_rc=$?
 phase_done
 
-n=0 pass=0 fail=0 skip=0
-result() {	# result ok|fail|skip NAME [REASON]
-	n=$((n + 1))
-	case $1 in
-	ok)	pass=$((pass + 1)); echo "ok $n - $2" ;;
-	skip)	skip=$((skip + 1)); echo "ok $n - $2 # SKIP ${3:-}" ;;
-	*)	fail=$((fail + 1)); echo "not ok $n - $2${3:+ # $3}" ;;
-	esac >>"$tap"
-}
-
-echo "TAP version 13" >"$tap"
-case $vm_rc in
-0) result ok "VM booted and ran the tests" ;;
-124) result fail "VM booted and ran the tests" "watchdog: the VM hung" ;;
-125) result fail "VM booted and ran the tests" "no status: boot failure or panic" ;;
-*) result fail "VM booted and ran the tests" "test script exit $vm_rc" ;;
-esac
+tap_begin "$tap"
+tap_vm $vm_rc "VM booted and ran the tests"
 
 # Kselftests: the top-level results of run_kselftest.sh.
 if [ -s "$res/job/kselftest.tap" ]; then
@@ -131,8 +117,4 @@ else
 	result fail "guest kernel log free of splats" "missing $res/job/dmesg"
 fi
 
-echo "1..$n" >>"$tap"
-cat "$tap"
-echo "TAP log: $tap"
-echo "$pass passed, $fail failed, $skip skipped"
-[ "$fail" = 0 ] && [ "$n" -gt 0 ]
+tap_end

@@ -13,6 +13,7 @@
 # (600 s), PTC_VM_TIMEOUT that of the whole run (7200 s).
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/mk/common.sh"
+. "$TOP/selftests/tap.sh"
 set +e
 
 res=$BUILD_DIR/results/perf-test-compare-$(date +%Y%m%d-%H%M%S)
@@ -27,23 +28,8 @@ VM_CPUS=${VM_CPUS:-3} \
 vm_rc=$?
 phase_done
 
-n=0 pass=0 fail=0 skip=0
-result() {	# result ok|fail|skip NAME [REASON]
-	n=$((n + 1))
-	case $1 in
-	ok)	pass=$((pass + 1)); echo "ok $n - $2${3:+ # $3}" ;;
-	skip)	skip=$((skip + 1)); echo "ok $n - $2 # SKIP ${3:-}" ;;
-	*)	fail=$((fail + 1)); echo "not ok $n - $2${3:+ # $3}" ;;
-	esac >>"$tap"
-}
-
-echo "TAP version 13" >"$tap"
-case $vm_rc in
-0) result ok "VM booted and ran both suites" ;;
-124) result fail "VM booted and ran both suites" "watchdog: the VM hung" ;;
-125) result fail "VM booted and ran both suites" "no status: boot failure or panic" ;;
-*) result fail "VM booted and ran both suites" "guest script exit $vm_rc" ;;
-esac
+tap_begin "$tap"
+tap_vm $vm_rc "VM booted and ran both suites"
 
 table=$res/verdicts.txt
 printf '%-60s %-8s %-8s %s\n' test perf-base ours verdict >"$table"
@@ -81,8 +67,5 @@ if [ -s "$res/job/ours-only.txt" ]; then
 	sed 's/^/#   /' "$res/job/ours-only.txt" >>"$table"
 fi
 
-echo "1..$n" >>"$tap"
 cat "$table"
-echo "TAP log: $tap"
-echo "$pass passed, $fail failed, $skip skipped"
-[ "$fail" = 0 ] && [ "$n" -gt 1 ]
+tap_end && [ "$n" -gt 1 ]
