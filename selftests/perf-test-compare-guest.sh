@@ -11,6 +11,7 @@
 set -u
 per_test=${PTC_TIMEOUT:-600}
 only=${PTC_ONLY:-}	# an ERE: compare only the tests it matches
+# PTC_OURS: the perf compared with perf-base, ours by default
 skips=$TOP/selftests/perf-test-compare-skip.txt
 
 setup() {	# setup TOOL BINARY
@@ -68,9 +69,10 @@ skipped() {	# skipped DESCRIPTION: the reason it is on the skip list
 }
 
 setup base "$BUILD_DIR/pristine/perf/perf"
-setup ours "$BUILD_DIR/perf/perf"
-list base | awk -F'\t' -v re="$only" 're == "" || $2 ~ re' >/tmp/cmp/base.list
+setup ours "${PTC_OURS:-$BUILD_DIR/perf/perf}"
+list base >/tmp/cmp/base.all
 list ours >/tmp/cmp/ours.list
+awk -F'\t' -v re="$only" 're == "" || $2 ~ re' /tmp/cmp/base.all >/tmp/cmp/base.list
 : >"$JOB/verdicts.tsv"
 : >"$JOB/perf-test-base.log"
 : >"$JOB/perf-test-ours.log"
@@ -103,5 +105,5 @@ while IFS=$'\t' read -r nb desc; do
 done </tmp/cmp/base.list
 # tests only our perf has are not compared; say which
 awk -F'\t' 'NR == FNR { b[$2] = 1; next } !($2 in b) { print $2 }' \
-	/tmp/cmp/base.list /tmp/cmp/ours.list >"$JOB/ours-only.txt"
+	/tmp/cmp/base.all /tmp/cmp/ours.list >"$JOB/ours-only.txt"
 echo "==> compared $n tests, $(wc -l <"$JOB/ours-only.txt") more are ours only"

@@ -10,7 +10,8 @@
 # perf-base passes at least one of its own.  Tests on
 # perf-test-compare-skip.txt are not run.  PTC_ONLY=ERE compares only the
 # tests whose description matches; PTC_TIMEOUT is the limit of one test
-# (600 s), PTC_VM_TIMEOUT that of the whole run (7200 s).
+# (600 s), PTC_VM_TIMEOUT that of the whole run (7200 s); PTC_OURS another
+# perf binary to compare with perf-base (a path the VM sees).
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/mk/common.sh"
 . "$TOP/selftests/tap.sh"
@@ -24,6 +25,7 @@ VM_CPUS=${VM_CPUS:-3} \
 	"$TOP/selftests/run-vm.sh" --timeout "${PTC_VM_TIMEOUT:-7200}" --job "$res/job" \
 	--log "$res/console.log" -- \
 	"PTC_TIMEOUT=${PTC_TIMEOUT:-600} PTC_ONLY=$(printf %q "${PTC_ONLY:-}")" \
+	"PTC_OURS=$(printf %q "${PTC_OURS:-}")" \
 	"$TOP/selftests/perf-test-compare-guest.sh"
 vm_rc=$?
 phase_done
