@@ -463,8 +463,18 @@ static int bpf_program_profiler__disable(struct evsel *evsel)
 {
 	struct bpf_counter *counter;
 
-	list_for_each_entry(counter, &evsel->bpf_counter_list, list)
-		bpf_prog_profiler_bpf__detach(counter->skel);
+	/*
+	 * fexit first: a detach can take a while (the trampoline waits for
+	 * RCU), and the runs in between must not be counted without their
+	 * fentry reading.
+	 */
+	list_for_each_entry(counter, &evsel->bpf_counter_list, list) {
+		struct bpf_prog_profiler_bpf *skel = counter->skel;
+
+		bpf_link__destroy(skel->links.fexit_XXX);
+		skel->links.fexit_XXX = NULL;
+		bpf_prog_profiler_bpf__detach(skel);
+	}
 	return 0;
 }
 

@@ -4,9 +4,9 @@
 #
 # bperf's leader program runs on every context switch while a bperf
 # session lives: profile it with perf stat -b and check that its runs are
-# seen, also on a CPU after an offline one; that it finds the program by
-# name and by tag too; and that bad program ids, names and tags are
-# refused.
+# seen, and counted for no longer than the kernel says they ran, also on
+# a CPU after an offline one; that it finds the program by name and by
+# tag too; and that bad program ids, names and tags are refused.
 
 set -u
 # shellcheck source=lib/bperf.sh
@@ -14,6 +14,30 @@ set -u
 
 bperf_require bpftool
 tmp=$(bperf_dir)
+
+# The kernel's own run time of the program (kernel.bpf_stats_enabled)
+# bounds what perf stat -b counts: its cpu-clock is read inside each run.
+stats=/proc/sys/kernel/bpf_stats_enabled
+stats_was=$(cat $stats)
+cleanup() {
+	echo "$stats_was" >$stats
+	bperf_cleanup
+}
+trap cleanup EXIT
+trap 'cleanup; exit 1' TERM INT
+echo 1 >$stats || bperf_fail "cannot enable BPF run-time stats"
+run_time() {
+	bpftool prog show id "$id" |
+		awk '{ for (i = 1; i < NF; i++) if ($i == "run_time_ns") print $(i + 1) }'
+}
+# fits MSEC RUN_TIME_BEFORE RUN_TIME_AFTER WHAT: no more cpu-clock than
+# the program ran, its profiler's runs included
+fits() {
+	echo "$4: $1 msec of cpu-clock in $((($3 - $2) / 1000000)) msec of runs"
+	awk -v c="$1" -v r0="$2" -v r1="$3" \
+		'BEGIN { exit !(c * 1e6 <= (r1 - r0) * 1.05 + 1e6) }' ||
+		bperf_fail "$4: more cpu-clock than the program ran"
+}
 
 bperf_lock
 bperf_stat hold -e cpu-clock -a -- flock -s "$tmp/lock" true 9>&- &
@@ -29,9 +53,11 @@ id=$(bpftool prog show name bperf_switch | awk -F: 'NR == 1 { print $1 }')
 perf bench sched pipe -T -l 100000000 >/dev/null 2>&1 9>&- &
 load=$!
 bperf_track $load
+run0=$(run_time)
 perf stat -b "$id" -e cpu-clock -x, -o "$tmp/prof.out" --timeout 2000 \
 	2>"$tmp/prof.err" 9>&- ||
 	bperf_fail "perf stat -b failed: $(cat "$tmp/prof.err")"
+run1=$(run_time)
 # By name and by tag: -v names the program each stands for, which must be
 # that one alone, and it counts.
 tag=$(bpftool prog show id "$id" |
@@ -60,7 +86,7 @@ wait $load 2>/dev/null
 cpu1=/sys/devices/system/cpu/cpu1/online
 cpu1_restore() {
 	echo 1 >$cpu1
-	bperf_cleanup
+	cleanup
 }
 online=$(cat /sys/devices/system/cpu/online)
 if ! command -v taskset >/dev/null; then
@@ -79,13 +105,16 @@ else
 	taskset -c "$last" perf bench sched pipe -T -l 100000000 >/dev/null 2>&1 9>&- &
 	load=$!
 	bperf_track $load
+	r0=$(run_time)
 	perf stat -b "$id" -e cpu-clock -A -x, -o "$tmp/cpus.out" \
 		--timeout 2000 2>"$tmp/cpus.err" 9>&-
 	rc=$?
+	r1=$(run_time)
 	kill $load 2>/dev/null
 	wait $load 2>/dev/null
 	echo 1 >$cpu1 || bperf_fail "cannot bring CPU 1 back online"
-	trap bperf_cleanup EXIT TERM INT
+	trap cleanup EXIT
+	trap 'cleanup; exit 1' TERM INT
 	[ $rc = 0 ] || bperf_fail "perf stat -b -A failed: $(cat "$tmp/cpus.err")"
 	count=$(awk -F, -v c="CPU$last" \
 		'$1 == c && $2 ~ /^[0-9.]+$/ { print $2; exit }' "$tmp/cpus.out")
@@ -94,6 +123,7 @@ else
 	awk -v t="${count:-0}" 'BEGIN { exit !(t > 0) }' ||
 		bperf_fail "perf stat -b -A: no runs seen on CPU $last:" \
 			"$(cat "$tmp/cpus.out")"
+	fits "$count" "$r0" "$r1" "perf stat -b -A, CPU $last"
 fi
 bperf_unlock
 wait
@@ -101,9 +131,9 @@ wait
 total=$(bperf_count prof cpu-clock) ||
 	bperf_fail "no count: $(cat "$tmp/prof.out" "$tmp/prof.err")"
 echo "perf stat -b: bperf_switch ran for $total msec of cpu-clock"
-# (what a run costs under TCG varies too much for a tighter bound)
 awk -v t="$total" 'BEGIN { exit !(t > 0) }' ||
 	bperf_fail "the program's runs were not seen: $(cat "$tmp/prof.out")"
+fits "$total" "$run0" "$run1" "perf stat -b"
 
 # Bad program ids are refused, as upstream perf refuses them.
 for bad in 0 no_such_prog 0123456789abcdef 4294967290 1x; do
