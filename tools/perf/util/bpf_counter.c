@@ -464,9 +464,9 @@ static int bpf_program_profiler__disable(struct evsel *evsel)
 	struct bpf_counter *counter;
 
 	/*
-	 * fexit first: a detach can take a while (the trampoline waits for
-	 * RCU), and the runs in between must not be counted without their
-	 * fentry reading.
+	 * fexit first: a detach rebuilds and patches the trampoline, which
+	 * takes a while, and the runs in between must not be counted without
+	 * their fentry reading.
 	 */
 	list_for_each_entry(counter, &evsel->bpf_counter_list, list) {
 		struct bpf_prog_profiler_bpf *skel = counter->skel;

@@ -33,6 +33,8 @@ run_time() {
 # fits MSEC RUN_TIME_BEFORE RUN_TIME_AFTER WHAT: no more cpu-clock than
 # the program ran, its profiler's runs included
 fits() {
+	[ -n "$2" ] && [ -n "$3" ] ||
+		bperf_fail "$4: no run time of program $id: $(bpftool prog show id "$id")"
 	echo "$4: $1 msec of cpu-clock in $((($3 - $2) / 1000000)) msec of runs"
 	awk -v c="$1" -v r0="$2" -v r1="$3" \
 		'BEGIN { exit !(c * 1e6 <= (r1 - r0) * 1.05 + 1e6) }' ||
