@@ -2,23 +2,27 @@
 # SPDX-License-Identifier: GPL-2.0
 # Runs inside the VM (selftests/perf-test-compare.sh boots it): upstream
 # 6.12's own perf test suite, run by upstream's perf (perf-base) and by
-# ours.  Both run upstream's shell tests, from a directory of their own
-# where "perf" is the binary under test, so that a verdict depends on the
-# binary alone.  Each test runs on its own under a timeout; a test that
-# passes with perf-base and not with ours runs twice more with each.
-# Writes $JOB/verdicts.tsv: description, base verdict, ours verdict,
-# reruns (base ok/ours ok out of 2), one line a test.
+# ours.  Both run upstream's tests from a copy of upstream's tools/perf
+# layout (tests/, with scripts/ and util/ beside it) where "perf" is the
+# binary under test, so that a verdict depends on the binary alone.  Each
+# test runs on its own under a timeout; when ours does worse than
+# perf-base (Ok > Skip > anything else), each runs twice more.
+# Writes $JOB/verdicts.tsv, one line a test: description, first verdict
+# of perf-base, of ours, best verdict of perf-base, of ours over all runs.
 set -u
 per_test=${PTC_TIMEOUT:-600}
-only=${PTC_ONLY:-}	# an ERE: compare only the tests it matches
+export PTC_ONLY=${PTC_ONLY:-}	# an ERE: compare only the tests it matches
 # PTC_OURS: the perf compared with perf-base, ours by default
 skips=$TOP/selftests/perf-test-compare-skip.txt
+pristine=$BUILD_DIR/pristine/src/tools/perf
 
 setup() {	# setup TOOL BINARY
 	local dir=/tmp/cmp/$1
 
-	mkdir -p "$dir/bin" "$dir/tests"
-	cp -r "$BUILD_DIR/pristine/src/tools/perf/tests/shell" "$dir/tests/"
+	mkdir -p "$dir/bin"
+	cp -r "$pristine/tests" "$dir/"
+	ln -sfn "$pristine/scripts" "$dir/scripts"
+	ln -sfn "$pristine/util" "$dir/util"
 	ln -sfn "$2" "$dir/bin/perf"
 }
 
@@ -37,7 +41,7 @@ list() {
 		sed -n 's/^ *\([0-9][0-9]*\): \(.*\)$/\1\t\2/p'
 }
 
-# run TOOL N: the verdict of test N, Ok, FAILED, Skip or Timeout.
+# run TOOL N: the verdict of test N: Ok, Skip, FAILED, Timeout or None.
 run() {
 	local out=/tmp/cmp/$1.out rc
 
@@ -48,14 +52,24 @@ run() {
 		echo Timeout
 		return
 	fi
-	# a suite with subtests has a verdict line for each: one failing
-	# fails it, else one passing passes it
-	awk '/[0-9]+(\.[0-9]+)?: .* : (Ok|FAILED!|Skip.*)$/ {
-		if ($0 ~ / : FAILED!$/) f = 1
-		else if ($0 ~ / : Ok$/) o = 1
-		else s = 1
-	}
-	END { print (f ? "FAILED" : o ? "Ok" : s ? "Skip" : "None") }' "$out"
+	# A suite with subtests has a verdict line for each: one failing
+	# fails it, else one passing passes it.  perf pads descriptions to
+	# a column, so the longest has no space before its ':'.
+	sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$out" |
+		awk '/^ *[0-9]+(\.[0-9]+)?: .* *: (Ok|FAILED!|Skip.*)$/ {
+			if ($0 ~ /: FAILED!$/) f = 1
+			else if ($0 ~ /: Ok$/) o = 1
+			else s = 1
+		}
+		END { print (f ? "FAILED" : o ? "Ok" : s ? "Skip" : "None") }'
+}
+
+rank() {	# rank VERDICT: higher is better
+	case $1 in Ok) echo 2 ;; Skip) echo 1 ;; *) echo 0 ;; esac
+}
+
+better() {	# better V1 V2: the better of two verdicts
+	if [ "$(rank "$2")" -gt "$(rank "$1")" ]; then echo "$2"; else echo "$1"; fi
 }
 
 skipped() {	# skipped DESCRIPTION: the reason it is on the skip list
@@ -72,7 +86,11 @@ setup base "$BUILD_DIR/pristine/perf/perf"
 setup ours "${PTC_OURS:-$BUILD_DIR/perf/perf}"
 list base >/tmp/cmp/base.all
 list ours >/tmp/cmp/ours.list
-awk -F'\t' -v re="$only" 're == "" || $2 ~ re' /tmp/cmp/base.all >/tmp/cmp/base.list
+for t in base.all ours.list; do
+	[ -s /tmp/cmp/$t ] || { echo "no tests listed by the ${t%.*} perf"; exit 1; }
+done
+awk -F'\t' 'ENVIRON["PTC_ONLY"] == "" || $2 ~ ENVIRON["PTC_ONLY"]' \
+	/tmp/cmp/base.all >/tmp/cmp/base.list
 : >"$JOB/verdicts.tsv"
 : >"$JOB/perf-test-base.log"
 : >"$JOB/perf-test-ours.log"
@@ -81,27 +99,28 @@ i=0
 while IFS=$'\t' read -r nb desc; do
 	i=$((i + 1))
 	if reason=$(skipped "$desc"); then
-		printf '%s\tlisted\tlisted\t%s\n' "$desc" "$reason" >>"$JOB/verdicts.tsv"
+		printf '%s\tlisted\tlisted\t\t%s\n' "$desc" "$reason" >>"$JOB/verdicts.tsv"
 		continue
 	fi
-	no=$(awk -F'\t' -v d="$desc" '$2 == d { print $1; exit }' /tmp/cmp/ours.list)
+	no=$(DESC=$desc awk -F'\t' '$2 == ENVIRON["DESC"] { print $1; exit }' \
+		/tmp/cmp/ours.list)
 	vb=$(run base "$nb")
 	if [ -z "$no" ]; then
-		vo=Missing
-	else
-		vo=$(run ours "$no")
+		printf '%s\t%s\tMissing\t%s\tMissing\n' "$desc" "$vb" "$vb" >>"$JOB/verdicts.tsv"
+		echo "[$i/$n] $desc: base $vb, missing from ours"
+		continue
 	fi
-	reruns=
-	if [ "$vb" = Ok ] && [ "$vo" != Ok ] && [ -n "$no" ]; then
-		ob=0 oo=0
+	vo=$(run ours "$no")
+	bb=$vb bo=$vo again=
+	if [ "$(rank "$vo")" -lt "$(rank "$vb")" ]; then
 		for _ in 1 2; do
-			[ "$(run base "$nb")" = Ok ] && ob=$((ob + 1))
-			[ "$(run ours "$no")" = Ok ] && oo=$((oo + 1))
+			bb=$(better "$bb" "$(run base "$nb")")
+			bo=$(better "$bo" "$(run ours "$no")")
 		done
-		reruns="base $ob/2 ours $oo/2"
+		again=", best of 3: base $bb, ours $bo"
 	fi
-	printf '%s\t%s\t%s\t%s\n' "$desc" "$vb" "$vo" "$reruns" >>"$JOB/verdicts.tsv"
-	echo "[$i/$n] $desc: base $vb, ours $vo${reruns:+ ($reruns)}"
+	printf '%s\t%s\t%s\t%s\t%s\n' "$desc" "$vb" "$vo" "$bb" "$bo" >>"$JOB/verdicts.tsv"
+	echo "[$i/$n] $desc: base $vb, ours $vo$again"
 done </tmp/cmp/base.list
 # tests only our perf has are not compared; say which
 awk -F'\t' 'NR == FNR { b[$2] = 1; next } !($2 in b) { print $2 }' \

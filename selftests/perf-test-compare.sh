@@ -5,9 +5,9 @@
 # side: perf-test-compare-guest.sh).  Prints each test's two verdicts and
 # a TAP log, ends with the line
 #   N passed, N failed, N skipped
-# and fails on a regression: a test that passes with perf-base and fails
-# (or skips) with ours, and still does on two reruns of each while
-# perf-base passes at least one of its own.  Tests on
+# and fails on a regression: a test whose best verdict over three runs
+# (Ok > Skip > a failure or timeout) is worse with ours than with
+# perf-base, or that our perf does not have.  Tests on
 # perf-test-compare-skip.txt are not run.  PTC_ONLY=ERE compares only the
 # tests whose description matches; PTC_TIMEOUT is the limit of one test
 # (600 s), PTC_VM_TIMEOUT that of the whole run (7200 s); PTC_OURS another
@@ -24,8 +24,9 @@ phase "running upstream's perf tests with perf-base and ours, console in $res/co
 VM_CPUS=${VM_CPUS:-3} \
 	"$TOP/selftests/run-vm.sh" --timeout "${PTC_VM_TIMEOUT:-7200}" --job "$res/job" \
 	--log "$res/console.log" -- \
-	"PTC_TIMEOUT=${PTC_TIMEOUT:-600} PTC_ONLY=$(printf %q "${PTC_ONLY:-}")" \
-	"PTC_OURS=$(printf %q "${PTC_OURS:-}")" \
+	"PTC_TIMEOUT=$(printf %q "${PTC_TIMEOUT:-600}")" \
+	"PTC_ONLY=$(printf %q "${PTC_ONLY:-}")" \
+	"PTC_OURS=$(printf %q "${PTC_OURS:+$(realpath "$PTC_OURS")}")" \
 	"$TOP/selftests/perf-test-compare-guest.sh"
 vm_rc=$?
 phase_done
@@ -33,36 +34,39 @@ phase_done
 tap_begin "$tap"
 tap_vm $vm_rc "VM booted and ran both suites"
 
+rank() {	# rank VERDICT: higher is better
+	case $1 in Ok) echo 2 ;; Skip) echo 1 ;; *) echo 0 ;; esac
+}
+
 table=$res/verdicts.txt
 printf '%-60s %-8s %-8s %s\n' test perf-base ours verdict >"$table"
 if [ -s "$res/job/verdicts.tsv" ]; then
-	while IFS=$'\t' read -r desc vb vo reruns; do
+	while IFS=$'\t' read -r desc vb vo bb bo; do
 		name="perf test $desc"
 		if [ "$vb" = listed ]; then
-			verdict="not run: $reruns"
-			result skip "$name" "not run: $reruns"
+			verdict="not run: $bo"
+			result skip "$name" "not run: $bo"
+		elif [ "$vo" = Missing ]; then
+			verdict="MISSING from ours"
+			result fail "$name" "base $vb, missing from our perf"
+		elif [ "$(rank "$bo")" -lt "$(rank "$bb")" ]; then
+			verdict="REGRESSION (best of 3: base $bb, ours $bo)"
+			result fail "$name" "base $vb, ours $vo; best of 3: base $bb, ours $bo"
+		elif [ "$(rank "$vo")" -lt "$(rank "$vb")" ]; then
+			verdict="flaky (best of 3: base $bb, ours $bo)"
+			result skip "$name" "flaky: base $vb, ours $vo; best of 3: base $bb, ours $bo"
 		elif [ "$vo" = Ok ]; then
 			verdict=same
-			[ "$vb" = Ok ] || verdict="ours only passes (base $vb)"
-			result ok "$name" "${verdict#same}"
-		elif [ "$vb" != Ok ]; then
+			[ "$vb" = Ok ] || verdict="only ours passes (base $vb)"
+			result ok "$name"
+		else
 			verdict="neither passes"
 			result skip "$name" "base $vb, ours $vo"
-		else
-			ob=${reruns#base } ob=${ob%%/*}
-			oo=${reruns##*ours } oo=${oo%%/*}
-			if [ "${oo:-0}" = 0 ] && [ "${ob:-0}" -ge 1 ]; then
-				verdict="REGRESSION ($reruns)"
-				result fail "$name" "base Ok, ours $vo, reruns $reruns"
-			else
-				verdict="flaky ($reruns)"
-				result ok "$name" "ours $vo once, reruns $reruns"
-			fi
 		fi
 		printf '%-60.60s %-8s %-8s %s\n' "$desc" "$vb" "$vo" "$verdict" >>"$table"
 	done <"$res/job/verdicts.tsv"
 else
-	result fail "verdicts" "missing $res/job/verdicts.tsv"
+	result fail "verdicts" "no $res/job/verdicts.tsv (or no test matched PTC_ONLY)"
 fi
 if [ -s "$res/job/ours-only.txt" ]; then
 	echo "# tests only our perf has (not compared):" >>"$table"
@@ -70,4 +74,5 @@ if [ -s "$res/job/ours-only.txt" ]; then
 fi
 
 cat "$table"
+# shellcheck disable=SC2154 # n is tap.sh's count of results
 tap_end && [ "$n" -gt 1 ]

@@ -28,7 +28,7 @@ tap_vm() {
 	0) result ok "$2" ;;
 	124) result fail "$2" "watchdog: the VM hung" ;;
 	125) result fail "$2" "no status: boot failure or panic" ;;
-	*) result fail "$2" "guest script exit $1" ;;
+	*) result fail "$2" "test script exit $1" ;;
 	esac
 }
 
