@@ -9,6 +9,7 @@
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/mk/common.sh"
 . "$TOP/selftests/tap.sh"
+. "$TOP/selftests/perf-results.sh"
 set +e
 
 res=$BUILD_DIR/results/check-$(date +%Y%m%d-%H%M%S)
@@ -51,33 +52,6 @@ while IFS=$'\t' read -r name reason; do
 	result skip "kselftest selftests: ${name/:/: }" "$reason"
 done <"$res/job/kselftest-skipped"
 
-# perf tests: the result line perf test prints for each test.  A shell
-# test that skips says why in its own output, not on that line: take the
-# last line of its output that speaks of skipping.
-perf_results() {
-	awk '
-	# perf pads the description to a column; a longer one runs right
-	# up to the ": " before the verdict
-	/^ *[0-9.]+: .*: (Ok|FAILED!|Skip.*)$/ {
-		line = $0
-		sub(/^ +/, "", line)
-		match(line, / *: (Ok|FAILED!|Skip.*)$/)
-		verdict = substr(line, RSTART); sub(/^ *: /, "", verdict)
-		name = substr(line, 1, RSTART - 1); sub(/:/, "", name)
-		reason = ""
-		if (verdict ~ /^Skip \(/) {
-			reason = verdict; sub(/^Skip \(/, "", reason); sub(/\)$/, "", reason)
-		} else if (verdict ~ /^Skip/) {
-			reason = why
-		}
-		sub(/ .*/, "", verdict)
-		printf "%s\t%s\t%s\n", verdict, name, reason
-		why = ""
-		next
-	}
-	/[Ss]kip/ { why = $0; sub(/^ +/, "", why) }
-	' "$1"
-}
 if [ -s "$res/job/perf-test.log" ]; then
 	while IFS=$'\t' read -r verdict name reason; do
 		case $verdict in

@@ -10,6 +10,7 @@
 # Writes $JOB/verdicts.tsv, one line a test: description, first verdict
 # of perf-base, of ours, best verdict of perf-base, of ours over all runs.
 set -u
+. "$TOP/selftests/perf-results.sh"
 per_test=${PTC_TIMEOUT:-600}
 export PTC_ONLY=${PTC_ONLY:-}	# an ERE: compare only the tests it matches
 # PTC_OURS: the perf compared with perf-base, ours by default
@@ -53,14 +54,10 @@ run() {
 		return
 	fi
 	# A suite with subtests has a verdict line for each: one failing
-	# fails it, else one passing passes it.  perf pads descriptions to
-	# a column, so the longest has no space before its ':'.
-	sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$out" |
-		awk '/^ *[0-9]+(\.[0-9]+)?: .* *: (Ok|FAILED!|Skip.*)$/ {
-			if ($0 ~ /: FAILED!$/) f = 1
-			else if ($0 ~ /: Ok$/) o = 1
-			else s = 1
-		}
+	# fails it, else one passing passes it.
+	sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$out" >"$out.plain"
+	perf_results "$out.plain" |
+		awk -F'\t' '$1 == "FAILED!" { f = 1 } $1 == "Ok" { o = 1 } $1 == "Skip" { s = 1 }
 		END { print (f ? "FAILED" : o ? "Ok" : s ? "Skip" : "None") }'
 }
 

@@ -17,18 +17,11 @@ tmp=$(bperf_dir)
 
 # The kernel's own run time of the program (kernel.bpf_stats_enabled)
 # bounds what perf stat -b counts: its cpu-clock is read inside each run.
-stats=/proc/sys/kernel/bpf_stats_enabled
-stats_was=$(cat $stats)
-cleanup() {
-	echo "$stats_was" >$stats
-	bperf_cleanup
-}
-trap cleanup EXIT
-trap 'cleanup; exit 1' TERM INT
-echo 1 >$stats || bperf_fail "cannot enable BPF run-time stats"
-run_time() {
+bperf_stats_on
+# prog_field NAME: the value bpftool shows after NAME for program $id
+prog_field() {
 	bpftool prog show id "$id" |
-		awk '{ for (i = 1; i < NF; i++) if ($i == "run_time_ns") print $(i + 1) }'
+		awk -v f="$1" '{ for (i = 1; i < NF; i++) if ($i == f) print $(i + 1) }'
 }
 # fits MSEC RUN_TIME_BEFORE RUN_TIME_AFTER WHAT: no more cpu-clock than
 # the program ran, its profiler's runs included
@@ -55,15 +48,14 @@ id=$(bpftool prog show name bperf_switch | awk -F: 'NR == 1 { print $1 }')
 perf bench sched pipe -T -l 100000000 >/dev/null 2>&1 9>&- &
 load=$!
 bperf_track $load
-run0=$(run_time)
+run0=$(prog_field run_time_ns)
 perf stat -b "$id" -e cpu-clock -x, -o "$tmp/prof.out" --timeout 2000 \
 	2>"$tmp/prof.err" 9>&- ||
 	bperf_fail "perf stat -b failed: $(cat "$tmp/prof.err")"
-run1=$(run_time)
+run1=$(prog_field run_time_ns)
 # By name and by tag: -v names the program each stands for, which must be
 # that one alone, and it counts.
-tag=$(bpftool prog show id "$id" |
-	awk '{ for (i = 1; i < NF; i++) if ($i == "tag") print $(i + 1) }')
+tag=$(prog_field tag)
 [ -n "$tag" ] || bperf_fail "no tag for program $id: $(bpftool prog show id "$id")"
 for by in bperf_switch "$tag"; do
 	perf stat -v -b "$by" -e cpu-clock -x, -o "$tmp/by.out" --timeout 1000 \
@@ -88,7 +80,7 @@ wait $load 2>/dev/null
 cpu1=/sys/devices/system/cpu/cpu1/online
 cpu1_restore() {
 	echo 1 >$cpu1
-	cleanup
+	bperf_cleanup
 }
 online=$(cat /sys/devices/system/cpu/online)
 if ! command -v taskset >/dev/null; then
@@ -107,16 +99,15 @@ else
 	taskset -c "$last" perf bench sched pipe -T -l 100000000 >/dev/null 2>&1 9>&- &
 	load=$!
 	bperf_track $load
-	r0=$(run_time)
+	r0=$(prog_field run_time_ns)
 	perf stat -b "$id" -e cpu-clock -A -x, -o "$tmp/cpus.out" \
 		--timeout 2000 2>"$tmp/cpus.err" 9>&-
 	rc=$?
-	r1=$(run_time)
+	r1=$(prog_field run_time_ns)
 	kill $load 2>/dev/null
 	wait $load 2>/dev/null
 	echo 1 >$cpu1 || bperf_fail "cannot bring CPU 1 back online"
-	trap cleanup EXIT
-	trap 'cleanup; exit 1' TERM INT
+	trap bperf_cleanup EXIT TERM INT
 	[ $rc = 0 ] || bperf_fail "perf stat -b -A failed: $(cat "$tmp/cpus.err")"
 	count=$(awk -F, -v c="CPU$last" \
 		'$1 == c && $2 ~ /^[0-9.]+$/ { print $2; exit }' "$tmp/cpus.out")

@@ -9,6 +9,7 @@
 bperf_tmp=$(mktemp -d /tmp/perf-test-bperf.XXXXXX)
 bperf_attr=/sys/fs/bpf/perf_test_bperf_$$
 bperf_pids=
+bperf_stats_was=
 
 bperf_cleanup() {
 	local p
@@ -18,6 +19,10 @@ bperf_cleanup() {
 		kill "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
+	if [ -n "$bperf_stats_was" ]; then
+		echo "$bperf_stats_was" >/proc/sys/kernel/bpf_stats_enabled
+		bperf_stats_was=
+	fi
 	rm -rf "$bperf_tmp" "${bperf_attr}_dir"
 	rm -f "$bperf_attr"
 	trap - EXIT TERM INT
@@ -47,6 +52,17 @@ bperf_skip() {
 bperf_fail() {
 	echo "FAIL: $*"
 	exit 1
+}
+
+# bperf_stats_on: kernel.bpf_stats_enabled=1 until the end of the test.
+bperf_stats_on() {
+	local old
+
+	old=$(cat /proc/sys/kernel/bpf_stats_enabled) ||
+		bperf_skip "no kernel.bpf_stats_enabled"
+	echo 1 >/proc/sys/kernel/bpf_stats_enabled ||
+		bperf_fail "cannot set kernel.bpf_stats_enabled"
+	[ -n "$bperf_stats_was" ] || bperf_stats_was=$old
 }
 
 # bperf_require [COMMAND...]: what every bperf test needs, and the
