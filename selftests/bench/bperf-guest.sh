@@ -7,7 +7,7 @@
 # and, at each N asked for, measures
 #     perf bench sched pipe -l $BENCH_LOOPS
 # $BENCH_RUNS times, then once more with kernel.bpf_stats_enabled, for
-# the time the BPF programs on sched_switch take per context switch.
+# the time the sessions' BPF programs take per context switch.
 # Writes "tool,N,run,usecs_per_op" lines to $JOB/bench.csv, "tool,N,ns"
 # lines to $JOB/bpf.csv and what it sees to stdout.  The same perf bench
 # binary (perf-base) measures both, so only the sessions differ.
@@ -32,36 +32,40 @@ usecs() {
 		awk '/usecs\/op/ { print $1; exit }'
 }
 
-# switch_stats TOOL: "run_time_ns run_cnt" of the programs that run on
-# sched_switch: upstream's leader (on_switch) and the fexit program each
-# session attaches to it, or our one program (bperf_switch).  The count
-# is the leader's: one run per context switch.
-switch_stats() {
-	local progs=bperf_switch leader=bperf_switch
+# bpf_time TOOL: run_time_ns of the BPF programs of TOOL's sessions:
+# upstream's leader (on_switch) and the fexit program each session
+# attaches to it; all of ours (bperf_*), attached or not
+bpf_time() {
+	local progs='bperf_[a-z]+'
 
-	[ "$1" = base ] && progs='on_switch|fexit_XXX' leader=on_switch
-	bpftool prog show | awk -v re="^($progs)\$" -v leader="$leader" '
+	[ "$1" = base ] && progs='on_switch|fexit_XXX'
+	bpftool prog show | awk -v re="^($progs)\$" '
 		/^[0-9]+: / {
-			name = ""; t = 0; c = 0
+			name = ""; t = 0
 			for (i = 1; i < NF; i++) {
 				if ($i == "name") name = $(i + 1)
 				if ($i == "run_time_ns") t = $(i + 1)
-				if ($i == "run_cnt") c = $(i + 1)
 			}
 			if (name ~ re) T += t
-			if (name == leader) C += c
 		}
-		END { print T + 0, C + 0 }'
+		END { print T + 0 }'
 }
 
-# bpf_ns TOOL: ns of BPF per context switch over one more pipe run
+ctxt() {
+	awk '$1 == "ctxt" { print $2 }' /proc/stat
+}
+
+# bpf_ns TOOL: ns of BPF per context switch over one more pipe run: the
+# run time of TOOL's programs over the switches the kernel counted
 bpf_ns() {
 	local t0 c0 t1 c1
 
 	sysctl -qw kernel.bpf_stats_enabled=1
-	read -r t0 c0 < <(switch_stats "$1")
+	t0=$(bpf_time "$1")
+	c0=$(ctxt)
 	usecs >/dev/null
-	read -r t1 c1 < <(switch_stats "$1")
+	t1=$(bpf_time "$1")
+	c1=$(ctxt)
 	sysctl -qw kernel.bpf_stats_enabled=0
 	awk -v t=$((t1 - t0)) -v c=$((c1 - c0)) \
 		'BEGIN { if (c > 0) printf "%.1f\n", t / c; else print "-" }'

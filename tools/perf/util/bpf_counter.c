@@ -16,24 +16,28 @@
  * bperf design
  * ============
  *
- * One BPF program, the leader, serves every event and every session.  It
- * runs on each context switch and reads the events of every active
- * "slot" (one slot per distinct event) on the CPU it runs on.  What it
- * does per switch depends on the number of slots, not on the number of
- * sessions, and nothing is loaded per session.
+ * One set of BPF programs serves every event and every session; nothing
+ * is loaded per session.  Each distinct event has a "slot".  Before it
+ * reads, a session runs bperf_read on each CPU it counts (a test run):
+ * it reads the events of every active slot on that CPU.  Sessions that
+ * count tasks also need to know who ran: while one exists, bperf_switch
+ * is attached to sched_switch and does the same for the slots of such
+ * sessions only.  So CPU-wide sessions cost nothing per context switch,
+ * and the cost per switch of task sessions depends on the number of
+ * their slots, not on the number of sessions.
  *
  *                     kernel                            |  perf stat
  *                                                       |  sessions
- *  sched_switch ---+                                    |
- *  test run on a --+--> bperf_switch                    |
- *  CPU (before a        for each active slot s:         |
- *  read)                  now = bperf_events[s, cpu] <--|-- opened once per
- *                         d = now - prev[cpu][s]        |   slot and CPU by
- *                         prev[cpu][s] = now            |   the session that
- *                         totals[s][cpu] += d  ---------|-> -a/-C: totals
- *                         if current is tracked for s:  |   minus a snapshot
- *                           tasks[tid, s].own += d ---+ |   taken at enable
- *                                                     | |
+ *  test run on a ----> bperf_read: every active slot    |
+ *  CPU (before a       bperf_switch: task slots only    |
+ *  read)        ---+   for each slot s:                 |
+ *  sched_switch ---+     now = bperf_events[s, cpu] <---|-- opened once per
+ *  (task sessions        d = now - prev[cpu][s]         |   slot and CPU by
+ *  only)                 prev[cpu][s] = now             |   the session that
+ *                        totals[s][cpu] += d  ----------|-> -a/-C: totals
+ *                        if current is tracked for s:   |   minus a snapshot
+ *                          tasks[tid, s].own += d ---+  |   taken at enable
+ *                                                    |  |
  *  task_newtask -----> bperf_fork: the child of a     v |
  *                      tracked task is tracked,   tasks |
  *                      anchored to its nearest    map --|-> -p/-t/workload:
@@ -55,7 +59,7 @@
  *  bperf_ctl       the active slots (a group's slots are adjacent, read
  *                  in the same program run, so at the same instant on a
  *                  CPU), slot generations, the slots counting tasks, and
- *                  perf's bookkeeping: ids of the links and programs.
+ *                  perf's bookkeeping: ids of the programs and links.
  *  bperf_cpu       per CPU: the previous reading of each slot, counts of
  *                  folds begun and done, and of children left untracked.
  *  bperf_totals    per CPU and slot: all the slot counted on that CPU.
@@ -84,6 +88,10 @@
  *
  * CPU sessions (-a, -C) need no state in BPF at all: the value is the
  * slot's per-CPU total now minus the total when counting was enabled.
+ * A slot's previous reading on a CPU moves only when a program reads the
+ * slot there, whichever program and however long ago: the differences
+ * add up to the event's count since the first reading, which the
+ * enabling session's test run makes.
  *
  * Sharing.  Sessions find each other through the attr map, pinned at the
  * --bpf-attr-map path, by default /sys/fs/bpf/bperf_attr_map (not
@@ -91,30 +99,38 @@
  * one machine).  The other maps are pinned in the directory of the same
  * name plus "_dir" (bpffs allows no dots in names).  Every change to the
  * shared state happens with the attr map flock()ed.  The programs are not
- * pinned: their link and program ids sit in bperf_ctl and every session
- * holds fds on them; a session that finds the ids stale (every earlier
- * session is gone) loads the programs again on the pinned maps.  A session
- * that died without cleaning up is found by the next ones (its pid is
- * gone, or its start time changed): its roots are released, its slots
- * dropped, a slot nobody uses is freed and its events closed.  The last
- * session to leave unpins everything, unless stat.bpf-attr-map-persistent
- * is set in perf config.
+ * pinned: their ids sit in bperf_ctl and every session holds fds on them; a
+ * session that finds the ids stale (every earlier session is gone) loads
+ * the programs again on the pinned maps.  The links of the three programs
+ * that follow tasks (sched_switch, task_newtask, sched_process_exit) are
+ * held by the task sessions only: the first one attaches them, before it
+ * registers any root, later ones take them by the ids in bperf_ctl, and
+ * they go with the last one, even if killed.  A session that died without
+ * cleaning up is found by the next ones (its pid is gone, or its start time
+ * changed): its roots are released, its slots dropped, a slot nobody uses
+ * is freed and its events closed.  The last session to leave unpins
+ * everything, unless stat.bpf-attr-map-persistent is set in perf config.
  *
- * Details.  A slot freed and used again gets a new generation in
- * bperf_ctl, which perf bumps before it installs the new events: the
- * first reading of a new generation on a CPU only sets the base.  A
- * group's events are opened per CPU as a perf group whose leader starts
- * disabled and is enabled once the group is whole (a sibling added to a
- * running CPU group would not be scheduled).  The programs skip a run
- * that interrupts another one on the same CPU (a test run IPI landing in
- * sched_switch), so per-CPU state is never updated twice at once.  An
- * exited task is folded into its anchor in two steps (delete, add): perf
- * reads the tasks map again if a fold was under way or began meanwhile.
+ * Details.  A slot freed and used again gets a new generation in bperf_ctl,
+ * which perf bumps before it installs the new events: the first reading of
+ * a new generation on a CPU only sets the base.  A group's events are
+ * opened per CPU as a perf group whose leader starts disabled and is
+ * enabled once the group is whole (a sibling added to a running CPU group
+ * would not be scheduled).  A test run that interrupts the exit program on
+ * the same CPU (IRQs are on there) reads only the slots the exit program
+ * does not, so a previous reading is never used twice; CPU-wide counts stay
+ * exact, a task slot's total may lag behind by the interrupted task's last
+ * stretch on that CPU.  An exited task is folded into its anchor in two
+ * steps (delete, add): perf reads the tasks map again if a fold was under
+ * way or began meanwhile.
  *
  * Limits.  64 distinct events (a group counts as its events), 4096
  * sessions, 16384 tracked tasks (children beyond are not counted, and
  * perf says so).
- * Events are opened on the CPUs online when their slot is set up.  A
+ * Events are opened on the CPUs online when their slot is set up.  A CPU
+ * taken offline during a CPU-wide session keeps the total of the last
+ * read made while it was online (a test run cannot reach an offline
+ * CPU): what it counted after that read is lost.  A
  * task's share of context-switches is approximate: the kernel counts a
  * switch just after the tracepoint, so it lands in the next task's
  * share.  Sessions in other pid namespaces are taken for dead only once
@@ -571,13 +587,6 @@ struct bpf_counter_ops bpf_program_profiler_ops = {
 /* anchor chain length perf follows when it sums a session's tasks */
 #define BPERF_MAX_CHAIN		64
 
-enum bperf_link {
-	BPERF_LINK_SWITCH,
-	BPERF_LINK_FORK,
-	BPERF_LINK_EXIT,
-	BPERF_NR_LINKS,
-};
-
 /* What one perf process shares among its bperf events. */
 static struct {
 	int attr_fd;		/* the attr map; flock()ed as the lock */
@@ -589,9 +598,8 @@ static struct {
 	int totals_fd;
 	int cpu_fd;
 	int events_fd;
-	int link_fd[BPERF_NR_LINKS];
-	int switch_prog_fd;
-	int root_prog_fd;
+	int prog_fd[BPERF_NR_PROGS];	/* by enum bperf_prog */
+	int link_fd[BPERF_NR_LINKS];	/* task mode only */
 	__u32 sid;		/* our id in bperf_sessions, 0: none */
 	struct bperf_cpus cpus;	/* possible CPUs: ids and positions */
 	int users;		/* our evsels counting with bperf */
@@ -617,7 +625,8 @@ static struct {
 	.attr_fd = -1, .ctl_fd = -1, .slots_fd = -1, .sessions_fd = -1,
 	.roots_fd = -1, .tasks_fd = -1, .totals_fd = -1, .cpu_fd = -1,
 	.events_fd = -1,
-	.link_fd = { -1, -1, -1 }, .switch_prog_fd = -1, .root_prog_fd = -1,
+	.prog_fd = { [0 ... BPERF_NR_PROGS - 1] = -1 },
+	.link_fd = { [0 ... BPERF_NR_LINKS - 1] = -1 },
 };
 
 /* What one evsel counts through bperf (evsel->bpf_skel). */
@@ -992,7 +1001,7 @@ static int bperf_root_run(__u32 op, __u32 tid, __u32 slot, bool inherit)
 	);
 	int err;
 
-	err = bpf_prog_test_run_opts(bperf.root_prog_fd, &opts);
+	err = bpf_prog_test_run_opts(bperf.prog_fd[BPERF_PROG_ROOT], &opts);
 	if (err)
 		return -errno;
 	return (int)opts.retval;
@@ -1226,30 +1235,27 @@ out:
 	return live;
 }
 
-static int bperf_take_link(struct bpf_link *link, enum bperf_link which)
+static void bperf_close_progs(void)
 {
-	if (!link) {
-		bperf_report(-errno, "cannot attach a BPF program", NULL);
-		return -1;
-	}
-	/* keep the fd: disconnected, destroy frees only libbpf's struct */
-	bperf.link_fd[which] = bpf_link__fd(link);
-	bpf_link__disconnect(link);
-	bpf_link__destroy(link);
-	return 0;
+	int i;
+
+	for (i = 0; i < BPERF_NR_LINKS; i++)
+		bperf_close_fd(&bperf.link_fd[i]);
+	for (i = 0; i < BPERF_NR_PROGS; i++)
+		bperf_close_fd(&bperf.prog_fd[i]);
 }
 
 /*
- * Load and attach the programs on the maps pinned in the directory (or
- * pin new ones) and record the ids in the control map.  Locked.
+ * Load the programs on the maps pinned in the directory (or pin new
+ * ones) and record their ids in the control map.  Nothing is attached
+ * yet: see bperf_links_get().  Locked.
  */
 static int bperf_load_programs(void)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = bperf.dir);
 	struct bperf_follower_bpf *follower = NULL;
 	struct bperf_leader_bpf *leader = NULL;
-	struct bpf_prog_info pinfo = {};
-	struct bpf_link_info info;
+	struct bpf_program *progs[BPERF_NR_PROGS];
 	__u32 len, zero = 0;
 	int err = -1, i, ctl_fd = -1;
 
@@ -1289,23 +1295,6 @@ static int bperf_load_programs(void)
 	}
 	err = -1;
 
-	for (i = 0; i < BPERF_NR_LINKS; i++)
-		bperf_close_fd(&bperf.link_fd[i]);
-	bperf_close_fd(&bperf.switch_prog_fd);
-	bperf_close_fd(&bperf.root_prog_fd);
-
-	if (bperf_take_link(bpf_program__attach(leader->progs.bperf_switch),
-			    BPERF_LINK_SWITCH) ||
-	    bperf_take_link(bpf_program__attach(follower->progs.bperf_fork),
-			    BPERF_LINK_FORK) ||
-	    bperf_take_link(bpf_program__attach(follower->progs.bperf_exit),
-			    BPERF_LINK_EXIT))
-		goto out;
-	bperf.switch_prog_fd = dup(bpf_program__fd(leader->progs.bperf_switch));
-	bperf.root_prog_fd = dup(bpf_program__fd(follower->progs.bperf_root));
-	if (bperf.switch_prog_fd < 0 || bperf.root_prog_fd < 0)
-		goto out;
-
 	/* a fresh control map is all zeroes: set it up */
 	ctl_fd = bpf_map__fd(leader->maps.bperf_ctl);
 	if (bpf_map_lookup_elem(ctl_fd, &zero, &bperf.ctl))
@@ -1314,21 +1303,25 @@ static int bperf_load_programs(void)
 		bperf.ctl.magic = BPERF_MAGIC;
 		bperf.ctl.nr_ids = bperf.cpus.nr_ids;
 	}
-	for (i = 0; i < BPERF_NR_LINKS; i++) {
-		__u32 *id = i == BPERF_LINK_SWITCH ? &bperf.ctl.switch_link_id :
-			    i == BPERF_LINK_FORK ? &bperf.ctl.fork_link_id :
-			    &bperf.ctl.exit_link_id;
 
-		memset(&info, 0, sizeof(info));
+	progs[BPERF_PROG_SWITCH] = leader->progs.bperf_switch;
+	progs[BPERF_PROG_FORK] = follower->progs.bperf_fork;
+	progs[BPERF_PROG_EXIT] = follower->progs.bperf_exit;
+	progs[BPERF_PROG_READ] = leader->progs.bperf_read;
+	progs[BPERF_PROG_ROOT] = follower->progs.bperf_root;
+	bperf_close_progs();
+	for (i = 0; i < BPERF_NR_PROGS; i++) {
+		struct bpf_prog_info info = {};
+
+		bperf.prog_fd[i] = dup(bpf_program__fd(progs[i]));
 		len = sizeof(info);
-		if (bpf_link_get_info_by_fd(bperf.link_fd[i], &info, &len))
+		if (bperf.prog_fd[i] < 0 ||
+		    bpf_prog_get_info_by_fd(bperf.prog_fd[i], &info, &len))
 			goto out;
-		*id = info.id;
+		bperf.ctl.prog_id[i] = info.id;
 	}
-	len = sizeof(pinfo);
-	if (bpf_prog_get_info_by_fd(bperf.root_prog_fd, &pinfo, &len))
-		goto out;
-	bperf.ctl.root_prog_id = pinfo.id;
+	/* links of earlier programs, if any, went with them */
+	memset(bperf.ctl.link_id, 0, sizeof(bperf.ctl.link_id));
 	if (bpf_map_update_elem(ctl_fd, &zero, &bperf.ctl, BPF_ANY)) {
 		bperf_report(-errno, "cannot set up the control map", NULL);
 		goto out;
@@ -1463,43 +1456,68 @@ static int bperf_fd_by_id(int (*get)(__u32 id), __u32 id, const char *what)
  */
 static int bperf_get_programs(void)
 {
-	__u32 ids[BPERF_NR_LINKS] = {
-		bperf.ctl.switch_link_id, bperf.ctl.fork_link_id,
-		bperf.ctl.exit_link_id,
+	int i, fd;
+
+	for (i = 0; i < BPERF_NR_PROGS; i++) {
+		fd = bperf_fd_by_id(bpf_prog_get_fd_by_id, bperf.ctl.prog_id[i],
+				    "program");
+		if (fd < 0)
+			return fd;
+		bperf_swap_fd(&bperf.prog_fd[i], fd);
+	}
+	return 0;
+}
+
+/*
+ * Task mode: hold the links of the programs that follow tasks, attaching
+ * them if no other task-mode session holds them.  CPU-wide sessions hold
+ * no link, so that while only they run, nothing of bperf runs on context
+ * switches.  Link ids are reused: a link is ours only if it still runs
+ * our program.  Locked; the caller writes the control map.
+ */
+static int bperf_links_get(void)
+{
+	static const char *const tp[BPERF_NR_LINKS] = {
+		[BPERF_PROG_SWITCH] = "sched_switch",	/* raw_tp */
+		[BPERF_PROG_FORK] = NULL,		/* tp_btf: from BTF */
+		[BPERF_PROG_EXIT] = NULL,
 	};
-	struct bpf_link_info info = {};
-	__u32 len = sizeof(info);
 	int i, fd;
 
 	for (i = 0; i < BPERF_NR_LINKS; i++) {
-		fd = bperf_fd_by_id(bpf_link_get_fd_by_id, ids[i], "link");
-		if (fd < 0)
-			return fd;
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+
+		fd = bperf.ctl.link_id[i] ?
+		     bpf_link_get_fd_by_id(bperf.ctl.link_id[i]) : -1;
+		if (fd >= 0 && (bpf_link_get_info_by_fd(fd, &info, &len) ||
+				info.prog_id != bperf.ctl.prog_id[i])) {
+			close(fd);
+			fd = -1;
+		}
+		if (fd < 0) {
+			fd = bpf_raw_tracepoint_open(tp[i], bperf.prog_fd[i]);
+			if (fd < 0) {
+				bperf_report(-errno, "cannot attach a BPF program",
+					     NULL);
+				return -1;
+			}
+			memset(&info, 0, sizeof(info));
+			len = sizeof(info);
+			if (bpf_link_get_info_by_fd(fd, &info, &len)) {
+				close(fd);
+				return -1;
+			}
+			bperf.ctl.link_id[i] = info.id;
+		}
 		bperf_swap_fd(&bperf.link_fd[i], fd);
 	}
-	if (bpf_link_get_info_by_fd(bperf.link_fd[BPERF_LINK_SWITCH],
-				    &info, &len))
-		return -ENOENT;
-	fd = bperf_fd_by_id(bpf_prog_get_fd_by_id, info.prog_id, "program");
-	if (fd < 0)
-		return fd;
-	bperf_swap_fd(&bperf.switch_prog_fd, fd);
-	fd = bperf_fd_by_id(bpf_prog_get_fd_by_id, bperf.ctl.root_prog_id,
-			    "program");
-	if (fd < 0)
-		return fd;
-	bperf_swap_fd(&bperf.root_prog_fd, fd);
 	return 0;
 }
 
 static void bperf_drop_fds(void)
 {
-	int i;
-
-	for (i = 0; i < BPERF_NR_LINKS; i++)
-		bperf_close_fd(&bperf.link_fd[i]);
-	bperf_close_fd(&bperf.switch_prog_fd);
-	bperf_close_fd(&bperf.root_prog_fd);
+	bperf_close_progs();
 	bperf_close_fd(&bperf.ctl_fd);
 	bperf_close_fd(&bperf.slots_fd);
 	bperf_close_fd(&bperf.sessions_fd);
@@ -1647,6 +1665,9 @@ static int bperf_join(struct target *target)
 	} else if (err) {
 		goto fail;
 	}
+	/* before any root: a fork in between would go untracked */
+	if (bperf.tasks && bperf_links_get())
+		goto fail;
 	if (bperf_register())
 		goto fail;
 	return 0;
@@ -2325,7 +2346,7 @@ static void bperf_sync(struct perf_cpu_map *cpus)
 
 	perf_cpu_map__for_each_cpu(cpu, idx, cpus) {
 		if (cpu.cpu >= 0)
-			bperf_trigger_reading(bperf.switch_prog_fd, cpu.cpu);
+			bperf_trigger_reading(bperf.prog_fd[BPERF_PROG_READ], cpu.cpu);
 	}
 }
 

@@ -81,7 +81,7 @@ fi
 if command -v setpriv >/dev/null; then
 	bperf_lock
 	bperf_held root --bpf-counters --bpf-attr-map "$attr" -e cpu-clock -a
-	bperf_wait_fd $! bpf-link ||
+	bperf_wait_fd $! bpf-prog ||
 		bperf_fail "bperf session did not start: $(cat "$tmp/root.err")"
 	expect_error "no CAP_SYS_ADMIN" "sharing BPF counters needs CAP_SYS_ADMIN" \
 		setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin \

@@ -2,11 +2,12 @@
 # perf stat -b counts events while a BPF program runs
 # SPDX-License-Identifier: GPL-2.0
 #
-# bperf's leader program runs on every context switch while a bperf
-# session lives: profile it with perf stat -b and check that its runs are
-# seen, and counted for no longer than the kernel says they ran, also on
-# a CPU after an offline one; that it finds the program by name and by
-# tag too; and that bad program ids, names and tags are refused.
+# bperf's sched_switch program runs on every context switch while a
+# bperf session counts tasks: profile it with perf stat -b and check that
+# its runs are seen, and counted for no longer than the kernel says they
+# ran, also on a CPU after an offline one; that it finds the program by
+# name and by tag too; and that bad program ids, names and tags are
+# refused.
 
 set -u
 # shellcheck source=lib/bperf.sh
@@ -35,10 +36,11 @@ fits() {
 }
 
 bperf_lock
-bperf_stat hold -e cpu-clock -a -- flock -s "$tmp/lock" true 9>&- &
+# a task session (its workload): CPU-wide ones attach nothing
+bperf_stat hold -e cpu-clock -- flock -s "$tmp/lock" true 9>&- &
 b=$!
 bperf_track $b
-bperf_wait_fd $b bpf-link || bperf_fail "bperf session did not start: $(cat "$tmp/hold.err")"
+bperf_wait_fd $b bpf-prog || bperf_fail "bperf session did not start: $(cat "$tmp/hold.err")"
 id=$(bpftool prog show name bperf_switch | awk -F: 'NR == 1 { print $1 }')
 [ -n "$id" ] || bperf_fail "no bperf_switch program loaded"
 

@@ -132,7 +132,7 @@ int BPF_PROG(bperf_exit, struct task_struct *task)
 
 	tid = (__u32)bpf_get_current_pid_tgid();
 	/* what it counted since it last left a CPU */
-	bperf_account(tid);
+	bperf_account(tid, false);
 
 	key.tid = tid;
 	nr = ctl->nr_active;

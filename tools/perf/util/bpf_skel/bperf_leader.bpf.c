@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * bperf leader: the one program that reads the perf events of every
- * bperf session, on every context switch.  Its cost grows with the number
- * of distinct events being counted, never with the number of sessions.
- * perf also runs it with BPF_PROG_TEST_RUN on each CPU before a read.
+ * bperf leader: the programs that read the perf events of every bperf
+ * session.  perf test-runs bperf_read on each CPU before it reads; while
+ * a session counts tasks, bperf_switch also runs on every context switch
+ * for the slots of such sessions.  Their cost grows with the number of
+ * distinct events being counted, never with the number of sessions.
  *
  * The object also declares the maps only perf uses, so that they are
  * created and pinned with the others.  Design: util/bpf_counter.c.
@@ -43,14 +44,26 @@ struct {
 } bperf_roots SEC(".maps");
 
 /*
- * raw_tp rather than tp_btf: only raw tracepoint programs can be run on
- * a given CPU with BPF_PROG_TEST_RUN.  At the tracepoint 'current' is
- * still the task being switched out.
+ * Run by perf with BPF_PROG_TEST_RUN on each CPU it is about to read,
+ * never attached: this is all a CPU-wide session (-a, -C) costs.  Only
+ * raw tracepoint programs can be test-run on a given CPU.
+ */
+SEC("raw_tp")
+int bperf_read(void *ctx)
+{
+	bperf_account((__u32)bpf_get_current_pid_tgid(), true);
+	return 0;
+}
+
+/*
+ * Attached only while a session counts tasks (-p, -t, a workload): the
+ * task leaving the CPU gets what its slots counted since the last
+ * reading.  At the tracepoint 'current' is still that task.
  */
 SEC("raw_tp/sched_switch")
 int bperf_switch(void *ctx)
 {
-	bperf_account((__u32)bpf_get_current_pid_tgid());
+	bperf_account((__u32)bpf_get_current_pid_tgid(), false);
 	return 0;
 }
 

@@ -65,26 +65,42 @@ static __always_inline void bperf_val_add(struct bperf_val *to,
 }
 
 /*
- * Read every active slot on this CPU and charge what each counted since
- * its previous reading here to the CPU total and, if the slot counts
- * tasks and 'tid' is tracked for it, to that task.  At sched_switch and
- * at exit 'tid' is the task leaving the CPU; in a BPF_PROG_TEST_RUN on
+ * Read active slots on this CPU and charge what each counted since its
+ * previous reading here to the CPU total and, if the slot counts tasks
+ * and 'tid' is tracked for it, to that task.  At sched_switch and at
+ * exit 'tid' is the task leaving the CPU; in a BPF_PROG_TEST_RUN on
  * another CPU it is the task the IPI interrupted.
+ *
+ * A read (the test run before perf reads) takes every slot.  The hooks
+ * that follow tasks take only the slots some task-mode session uses:
+ * the other slots' previous reading and total move only when perf reads
+ * them, and the differences still add up to the same total.  A read that
+ * lands while the exit hook is in here on the same CPU (IRQs are on
+ * there) takes only the slots the hook does not, so that no previous
+ * reading is used twice and CPU-wide counts stay exact.
  */
-static __always_inline void bperf_account(__u32 tid)
+static __always_inline void bperf_account(__u32 tid, bool read)
 {
 	struct bperf_ctl *ctl;
 	struct bperf_cpu *pc;
 	__u32 zero = 0, cpu, nr, i;
+	bool nested = false;
+	__u64 want;
 
 	ctl = bpf_map_lookup_elem(&bperf_ctl, &zero);
 	pc = bpf_map_lookup_elem(&bperf_cpu, &zero);
 	if (!ctl || !pc)
 		return;
-	/* a test run IPI landed while this CPU was in here: let it finish */
-	if (pc->busy)
-		return;
-	pc->busy = 1;
+	if (pc->busy) {
+		if (!read)
+			return;
+		nested = true;
+		want = ~pc->busy_slots;
+	} else {
+		want = read ? ~0ULL : ctl->task_slots;
+		pc->busy_slots = want;
+		pc->busy = 1;
+	}
 
 	cpu = bpf_get_smp_processor_id();
 	nr = ctl->nr_active;
@@ -99,6 +115,8 @@ static __always_inline void bperf_account(__u32 tid)
 		if (i >= nr)
 			break;
 		slot = ctl->active[i] & (BPERF_MAX_SLOTS - 1);
+		if (!(want & (1ULL << slot)))
+			continue;
 		/*
 		 * perf bumps the generation before it installs the events of
 		 * a reused slot: a reading from the new events never meets
@@ -145,7 +163,9 @@ static __always_inline void bperf_account(__u32 tid)
 		if (task && !task->exited)
 			bperf_val_add(&task->own, &d);
 	}
-	pc->busy = 0;
+	/* a nested read leaves the hook it interrupted in charge */
+	if (!nested)
+		pc->busy = 0;
 }
 
 /*

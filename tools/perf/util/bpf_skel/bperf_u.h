@@ -9,7 +9,7 @@
 #define __BPERF_U_H
 
 /* Layout version, stored in the control map by whoever created it. */
-#define BPERF_MAGIC		0x62706633	/* "bpf3" */
+#define BPERF_MAGIC		0x62706634	/* "bpf4" */
 
 /* Distinct events counted at once, by all sessions together. */
 #define BPERF_MAX_SLOTS		64
@@ -37,7 +37,8 @@ struct bperf_prev {
 
 /* Per-CPU state of the accounting programs (one element, per-CPU map). */
 struct bperf_cpu {
-	__u64 busy;
+	__u64 busy;			/* a program is in bperf_account() */
+	__u64 busy_slots;		/* ... for these slots */
 	/*
 	 * Folds of an exited task into its anchor begun and done here: a
 	 * reader of the tasks map that saw them differ, or change, may
@@ -47,6 +48,17 @@ struct bperf_cpu {
 	__u64 folds_done;
 	__u64 untracked;		/* children the full tasks map missed */
 	struct bperf_prev prev[BPERF_MAX_SLOTS];
+};
+
+/* The programs perf loads, and which of them it attaches. */
+enum bperf_prog {
+	BPERF_PROG_SWITCH,		/* sched_switch */
+	BPERF_PROG_FORK,		/* task_newtask */
+	BPERF_PROG_EXIT,		/* sched_process_exit */
+	BPERF_NR_LINKS,			/* the ones above are attached */
+	BPERF_PROG_READ = BPERF_NR_LINKS,	/* test-run before a read */
+	BPERF_PROG_ROOT,		/* test-run to register roots */
+	BPERF_NR_PROGS,
 };
 
 /*
@@ -61,11 +73,12 @@ struct bperf_ctl {
 	__u64 task_slots;		/* slots some task-mode session uses */
 	__u32 active[BPERF_MAX_SLOTS];	/* slots to read, groups adjacent */
 	__u32 gen[BPERF_MAX_SLOTS];	/* bumped each time a slot is reused */
-	/* perf's bookkeeping; the programs never look at it */
-	__u32 switch_link_id;
-	__u32 fork_link_id;
-	__u32 exit_link_id;
-	__u32 root_prog_id;
+	/*
+	 * perf's bookkeeping; the programs never look at it.  Every
+	 * session holds the programs, only task-mode sessions the links.
+	 */
+	__u32 prog_id[BPERF_NR_PROGS];	/* by enum bperf_prog */
+	__u32 link_id[BPERF_NR_LINKS];	/* by enum bperf_prog */
 	__u32 nr_sessions;
 	__u32 next_sid;
 	__u32 gc_cursor;

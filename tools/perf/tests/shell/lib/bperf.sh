@@ -167,7 +167,7 @@ bperf_has_fd() {
 
 # bperf_wait_fd PID LINK: wait (up to 60 s) for PID, or a child of it
 # (PID may be a subshell), to hold an fd whose link matches LINK, e.g.
-# perf_event or bpf_link; then give it a moment to enable its counters.
+# perf_event or bpf-prog; then give it a moment to enable its counters.
 bperf_wait_fd() {
 	local i p
 
@@ -222,7 +222,7 @@ bperf_both() {
 	b=$!
 	plain_stat "${out}_ref" "$@" &
 	p=$!
-	bperf_wait_fd $b bpf-link ||
+	bperf_wait_fd $b bpf-prog ||
 		bperf_fail "bperf session did not start: $(cat "$bperf_tmp/$out.err")"
 	bperf_wait_fd $p perf_event ||
 		bperf_fail "perf stat did not start: $(cat "$bperf_tmp/${out}_ref.err")"
