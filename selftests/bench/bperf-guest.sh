@@ -1,16 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Guest half of 'make bench-bperf' (selftests/bench/bperf.sh runs it in
-# the VM).  For upstream perf (perf-base) and ours in turn, keeps adding
-# sessions of
-#     perf stat --bpf-counters -e cpu-clock -a -- sleep $BENCH_HOLD
-# and, at each N asked for, measures
-#     perf bench sched pipe -l $BENCH_LOOPS
-# $BENCH_RUNS times, then once more with kernel.bpf_stats_enabled, for
-# the time the sessions' BPF programs take per context switch.
-# Writes "tool,N,run,usecs_per_op" lines to $JOB/bench.csv, "tool,N,ns"
-# lines to $JOB/bpf.csv and what it sees to stdout.  The same perf bench
-# binary (perf-base) measures both, so only the sessions differ.
+# the VM).  For each mode of $BENCH_MODES and for upstream perf
+# (perf-base) and ours in turn, keeps adding idle perf stat
+# --bpf-counters -e cpu-clock sessions and, at each N asked for, times
+# the round trips of pingpong (two threads of one process passing a byte
+# through pipes: two context switches each) $BENCH_RUNS times, then once
+# more with kernel.bpf_stats_enabled for the time the sessions' BPF
+# programs take per context switch.  The modes:
+#     cpu    sessions of -a -- sleep $BENCH_HOLD
+#     task1  sessions of -p PINGPONG, all counting the threads timed
+#     taskN  session 1 on -p PINGPONG, each other one on -p of its own
+#            idle sleep process
+# Writes "mode,tool,N,run,usecs_per_op" lines to $JOB/bench.csv,
+# "mode,tool,N,ns" lines to $JOB/bpf.csv and what it sees to stdout.  The
+# same pingpong process is timed for both tools, so only the sessions
+# differ.
 
 loops=${BENCH_LOOPS:-20000}
 # Sessions sleep much longer than the 600 s of the original recipe: 1000
@@ -18,18 +23,29 @@ loops=${BENCH_LOOPS:-20000}
 # the guest clock jumps ahead whenever the guest idles.
 hold=${BENCH_HOLD:-1000000}
 runs=${BENCH_RUNS:-3}
+modes=${BENCH_MODES:-cpu task1 taskN}
 ns_base=${BENCH_N_BASE:-0 1 8 32 38}
 ns_ours=${BENCH_N_OURS:-0 1 8 32 38 100 1000}
+# task modes: every N up to this one (1000 more sessions and sleeps take
+# another 20 minutes a mode)
+task_max=${BENCH_TASK_MAX:-100}
+pingpong=$BENCH_PINGPONG
 out=$JOB/bench.csv
 bpf_out=$JOB/bpf.csv
 : >"$out"
 : >"$bpf_out"
 cd /tmp || exit 1
 
-# usecs: one run of the pipe benchmark, in usecs/op
+coproc PP { exec "$pingpong"; }
+pp=$PP_PID
+
+# usecs: one pingpong run, in usecs per round trip
 usecs() {
-	perf-base bench sched pipe -l "$loops" 2>&1 |
-		awk '/usecs\/op/ { print $1; exit }'
+	local u
+
+	echo "$loops" >&"${PP[1]}"
+	read -r -t 600 u <&"${PP[0]}" || { echo "pingpong died" >&2; exit 1; }
+	echo "$u"
 }
 
 # bpf_time TOOL: run_time_ns of the BPF programs of TOOL's sessions:
@@ -82,6 +98,19 @@ sessions() {
 	fi
 }
 
+# bperf_links: how many links run one of our programs
+bperf_links() {
+	local ids
+
+	ids=$(bpftool prog show | awk '/ name bperf_/ { printf " %d ", $1 }')
+	bpftool link show | awk -v ids="$ids" '
+		/^[0-9]+: / {
+			for (i = 2; i < NF; i++)
+				if ($i == "prog" && index(ids, " " $(i + 1) " ")) n++
+		}
+		END { print n + 0 }'
+}
+
 # alive: how many of the sessions started are still there
 alive() {
 	local p n=0
@@ -92,22 +121,55 @@ alive() {
 	echo $n
 }
 
+# session TOOL MODE I: start session I (from 1) of TOOL in MODE in the
+# background; its pid goes to pids, that of its target, if any, to targets
+session() {
+	local bin=perf target
+
+	[ "$1" = base ] && bin=perf-base
+	case $2 in
+	cpu)
+		$bin stat --bpf-counters -e cpu-clock -a -o /dev/null \
+			-- sleep "$hold" 2>>/tmp/sessions.err &
+		;;
+	task1 | taskN)
+		target=$pp
+		if [ "$2" = taskN ] && [ "$3" -gt 1 ]; then
+			sleep "$hold" &
+			target=$!
+			targets+=("$target")
+		fi
+		$bin stat --bpf-counters -e cpu-clock -p "$target" -o /dev/null \
+			2>>/tmp/sessions.err &
+		;;
+	esac
+	pids+=($!)
+}
+
+# stop: end the sessions so that ours clean up: SIGINT for -p (perf stat
+# ignores it while its workload runs), the end of the sleeps for -a
+stop() {
+	kill -INT "${pids[@]}" 2>/dev/null
+	pkill -x sleep
+	wait "${pids[@]}" "${targets[@]}" 2>/dev/null
+	pids=() targets=()
+}
+
+for mode in $modes; do
 for tool in base ours; do
-	perf=perf
 	ns=$ns_ours
-	[ $tool = base ] && perf=perf-base ns=$ns_base
-	pids=()
+	[ $tool = base ] && ns=$ns_base
+	pids=() targets=()
 	# a first run warms up what the guest has not run yet
 	usecs >/dev/null
 	for n in $ns; do
+		[ "$mode" != cpu ] && [ "$n" -gt "$task_max" ] && break
 		t0=$(date +%s)
 		# start them 20 at a time, so that perf does not start 900 at once
 		while [ ${#pids[@]} -lt "$n" ]; do
 			batch=$(( n - ${#pids[@]} < 20 ? n - ${#pids[@]} : 20 ))
 			for _ in $(seq $batch); do
-				$perf stat --bpf-counters -e cpu-clock -a -o /dev/null \
-					-- sleep "$hold" 2>>/tmp/sessions.err &
-				pids+=($!)
+				session $tool "$mode" $((${#pids[@]} + 1))
 			done
 			while [ "$(sessions $tool)" -lt ${#pids[@]} ] &&
 			      [ "$(alive)" = ${#pids[@]} ]; do
@@ -116,21 +178,21 @@ for tool in base ours; do
 			[ "$(alive)" = ${#pids[@]} ] || break
 		done
 		if [ "$(alive)" != "$n" ] || [ "$(sessions $tool)" != "$n" ]; then
-			echo "$tool: only $(alive) of $n sessions running:"
+			echo "$mode $tool: only $(alive) of $n sessions running:"
 			sort /tmp/sessions.err | uniq -c | head -5
 			break
 		fi
-		echo "$tool: $n sessions running (started in $(($(date +%s) - t0)) s), $(free -m | awk '/^Mem/ { print $3 }') MB used"
+		echo "$mode $tool: $n sessions running (started in $(($(date +%s) - t0)) s), $(free -m | awk '/^Mem/ { print $3 }') MB used, $(bperf_links) bperf links"
 		sleep 2
 		for r in $(seq "$runs"); do
 			u=$(usecs)
-			echo "$tool,$n,$r,$u" >>"$out"
+			echo "$mode,$tool,$n,$r,$u" >>"$out"
 			echo "    run $r: $u usecs/op"
 		done
 		if [ "$n" -gt 0 ]; then
 			per_switch=$(bpf_ns $tool)
-			echo "$tool,$n,$per_switch" >>"$bpf_out"
-			echo "    BPF on sched_switch: $per_switch ns per context switch"
+			echo "$mode,$tool,$n,$per_switch" >>"$bpf_out"
+			echo "    BPF: $per_switch ns per context switch"
 		fi
 	done
 
@@ -138,12 +200,14 @@ for tool in base ours; do
 		# upstream's limit: one fexit program per session on the leader
 		if timeout 60 perf-base stat --bpf-counters -e cpu-clock -a -- true \
 			>/tmp/s39.out 2>&1; then
-			echo "base: session 39 started"
+			echo "$mode base: session 39 started"
 		else
-			echo "base: session 39 fails: $(grep -v '^$' /tmp/s39.out | head -3 | tr '\n' ' ')"
+			echo "$mode base: session 39 fails: $(grep -v '^$' /tmp/s39.out | head -3 | tr '\n' ' ')"
 		fi
 	fi
-	kill "${pids[@]}" 2>/dev/null
-	wait 2>/dev/null
-	echo "$tool: sessions stopped"
+	stop
+	echo "$mode $tool: sessions stopped"
 done
+done
+kill "$pp"
+

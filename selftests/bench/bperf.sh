@@ -1,15 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # 'make bench-bperf': what bperf sessions cost the rest of the system.
-# One VM run measures 'perf bench sched pipe' (context switches, where
-# bperf's BPF program runs) while N idle 'perf stat --bpf-counters -a'
-# sessions exist, for upstream 6.12 perf and ours, and prints usecs/op
-# and the overhead against N = 0 of the same perf.  Writes an SVG plot.
-# A benchmark, not a test: it fails only if the VM run fails.
+# One VM run times pipe round trips between two threads (context
+# switches, where bperf's BPF programs may run) while N idle 'perf stat
+# --bpf-counters' sessions exist, for upstream 6.12 perf and ours, in
+# three modes: -a sessions, -p sessions on the threads timed, and -p
+# sessions on other processes (selftests/bench/bperf-guest.sh).  Prints
+# usecs/op, the overhead against N = 0 of the same perf and mode, and
+# BPF ns per context switch.  Writes an SVG plot.  A benchmark, not a
+# test: it fails only if the VM run fails.
 #
-# BENCH_N_BASE, BENCH_N_OURS (lists of N), BENCH_LOOPS, BENCH_RUNS,
-# BENCH_HOLD (how long sessions sleep: 1000 take 20 minutes to start) and
-# BENCH_VM_MEM (1000 sessions of perf need about 11 GB) tune it.
+# BENCH_MODES (cpu task1 taskN), BENCH_N_BASE, BENCH_N_OURS (lists of N),
+# BENCH_TASK_MAX (the largest N of the task modes, 100), BENCH_LOOPS,
+# BENCH_RUNS, BENCH_HOLD (how long sessions sleep: 1000 take 20 minutes
+# to start) and BENCH_VM_MEM (1000 sessions of perf need about 11 GB)
+# tune it.
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/mk/common.sh"
 
@@ -17,11 +22,14 @@ out=$BUILD_DIR/results/bench-bperf-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 job=$out/job
 
-phase "bperf sessions vs perf bench sched pipe, in one VM run (log in $out/console)"
+[ -x "$BUILD_DIR/tools/vm/pingpong" ] || die "no $BUILD_DIR/tools/vm/pingpong: make build"
+phase "bperf sessions vs pipe round trips, in one VM run (log in $out/console)"
 # the guest sees only the command line: pass the settings on it
 cmd="BENCH_N_BASE='${BENCH_N_BASE:-}' BENCH_N_OURS='${BENCH_N_OURS:-}'"
 cmd="$cmd BENCH_LOOPS=${BENCH_LOOPS:-20000} BENCH_RUNS=${BENCH_RUNS:-3}"
 cmd="$cmd BENCH_HOLD=${BENCH_HOLD:-1000000}"
+cmd="$cmd BENCH_MODES='${BENCH_MODES:-}' BENCH_TASK_MAX=${BENCH_TASK_MAX:-100}"
+cmd="$cmd BENCH_PINGPONG=$BUILD_DIR/tools/vm/pingpong"
 cmd="$cmd $TOP/selftests/bench/bperf-guest.sh"
 # One vCPU and QEMU's -icount: the guest clock then counts instructions,
 # so usecs/op measure what a context switch costs, not how busy the host

@@ -23,8 +23,8 @@
  * count tasks also need to know who ran: while one exists, bperf_switch
  * is attached to sched_switch and does the same for the slots of such
  * sessions only.  So CPU-wide sessions cost nothing per context switch,
- * and the cost per switch of task sessions depends on the number of
- * their slots, not on the number of sessions.
+ * and the cost per switch of task sessions grows with the number of
+ * slots, not with the number of sessions.
  *
  *                     kernel                            |  perf stat
  *                                                       |  sessions
@@ -1477,10 +1477,9 @@ static int bperf_get_programs(void)
  */
 static int bperf_links_get(void)
 {
+	/* raw_tp needs the name, tp_btf programs have it from BTF */
 	static const char *const tp[BPERF_NR_LINKS] = {
-		[BPERF_PROG_SWITCH] = "sched_switch",	/* raw_tp */
-		[BPERF_PROG_FORK] = NULL,		/* tp_btf: from BTF */
-		[BPERF_PROG_EXIT] = NULL,
+		[BPERF_PROG_SWITCH] = "sched_switch",
 	};
 	int i, fd;
 
@@ -1489,7 +1488,12 @@ static int bperf_links_get(void)
 		__u32 len = sizeof(info);
 
 		fd = bperf.ctl.link_id[i] ?
-		     bpf_link_get_fd_by_id(bperf.ctl.link_id[i]) : -1;
+		     bpf_link_get_fd_by_id(bperf.ctl.link_id[i]) : -ENOENT;
+		if (fd < 0 && fd != -ENOENT) {
+			bperf_report(fd, "cannot open the links other sessions attached",
+				     NULL);
+			return -1;
+		}
 		if (fd >= 0 && (bpf_link_get_info_by_fd(fd, &info, &len) ||
 				info.prog_id != bperf.ctl.prog_id[i])) {
 			close(fd);
@@ -1505,6 +1509,8 @@ static int bperf_links_get(void)
 			memset(&info, 0, sizeof(info));
 			len = sizeof(info);
 			if (bpf_link_get_info_by_fd(fd, &info, &len)) {
+				bperf_report(-errno, "cannot get the info of a BPF link",
+					     NULL);
 				close(fd);
 				return -1;
 			}
@@ -2338,16 +2344,34 @@ static int bperf__install_pe(struct evsel *evsel __maybe_unused,
 	return 0;
 }
 
-/* Run the leader on each CPU so the maps hold up-to-date counts. */
-static void bperf_sync(struct perf_cpu_map *cpus)
+/*
+ * Run bperf_read on each CPU of the group of LEADER (or, in task mode,
+ * on each online CPU), once a CPU, so the maps hold up-to-date counts.
+ */
+static void bperf_sync(struct evsel *leader)
 {
+	struct perf_cpu_map *cpus;
 	struct perf_cpu cpu;
+	struct evsel *pos;
+	bool *done;
 	int idx;
 
-	perf_cpu_map__for_each_cpu(cpu, idx, cpus) {
-		if (cpu.cpu >= 0)
-			bperf_trigger_reading(bperf.prog_fd[BPERF_PROG_READ], cpu.cpu);
+	done = calloc(bperf.cpus.nr_ids, sizeof(*done));
+	for_each_group_evsel(pos, leader) {
+		cpus = bperf.tasks ? bperf.online : evsel__cpus(pos);
+		perf_cpu_map__for_each_cpu(cpu, idx, cpus) {
+			if (cpu.cpu < 0 || cpu.cpu >= bperf.cpus.nr_ids ||
+			    (done && done[cpu.cpu]))
+				continue;
+			if (done)
+				done[cpu.cpu] = true;
+			bperf_trigger_reading(bperf.prog_fd[BPERF_PROG_READ],
+					      cpu.cpu);
+		}
+		if (bperf.tasks)
+			break;
 	}
+	free(done);
 }
 
 /* What a slot counted on each CPU, into vals[CPU id]. */
@@ -2573,15 +2597,10 @@ static int bperf_task_values(struct bperf_counter *c, struct bperf_val *vals)
 static int bperf_values(struct evsel *evsel, struct bperf_counter *c,
 			struct bperf_val *vals)
 {
-	bool sync = evsel__is_group_leader(evsel);
-
-	if (bperf.tasks) {
-		if (sync)
-			bperf_sync(bperf.online);
+	if (evsel__is_group_leader(evsel))
+		bperf_sync(evsel);
+	if (bperf.tasks)
 		return bperf_task_values(c, vals);
-	}
-	if (sync)
-		bperf_sync(evsel__cpus(evsel));
 	return bperf_read_totals(c->slot, vals);
 }
 

@@ -5,9 +5,10 @@
 # A CPU-wide session (-a, -C) reads its slots when it reads: it holds
 # the bperf programs but no link, and bperf_switch does not run however
 # many context switches there are.  A task session (-p) holds the three
-# links (sched_switch, task_newtask, sched_process_exit), a second one
-# shares them, and they go with the last task session, whether it exits
-# or is killed.  Meanwhile the CPU-wide counts stay right: cpu-clock
+# links (sched_switch, task_newtask, sched_process_exit) and counts the
+# busy loop it watches, a second one shares them, they go with the last
+# task session when it is killed, the next one attaches anew, and they go
+# with it when it exits.  Meanwhile the CPU-wide counts stay right: cpu-clock
 # against plain perf stat, and context-switches between the switches
 # the kernel made during the loads (/proc/stat ctxt) and what plain
 # perf stat, started before, counted.
@@ -104,7 +105,7 @@ load() {
 	local c0
 
 	c0=$(ctxt)
-	timeout 120 perf bench sched pipe -T -l $loops >/dev/null 2>&1 ||
+	timeout 120 perf bench sched pipe -T -l $loops >/dev/null 2>&1 9>&- ||
 		bperf_fail "perf bench sched pipe failed"
 	switched=$((switched + $(ctxt) - c0))
 }
@@ -113,7 +114,7 @@ load() {
 # returns once it holds three links; its pid is in $!
 task_session() {
 	perf stat --bpf-counters --bpf-attr-map "$attr" -x, -o "$tmp/$1.out" \
-		-e cpu-clock -p "$busy" 2>"$tmp/$1.err" &
+		-e cpu-clock -p "$busy" 2>"$tmp/$1.err" 9>&- &
 	bperf_track $!
 	wait_held $! "bpf?link" 3 ||
 		bperf_fail "task session $1 holds no links: $(cat "$tmp/$1.err")"
@@ -143,7 +144,7 @@ done)
 [ -n "$switch" ] || bperf_fail "no bperf_switch among the programs held: $progs"
 for p in $all $cpu0; do
 	[ "$(nr_held "$p" "bpf?link")" = 0 ] ||
-		bperf_fail "CPU-wide session $p holds $(nr_held "$p" "bpf?link") links"
+		bperf_fail "CPU-wide session $p holds links: $(fds_of "$p" "bpf?link" link_id)"
 done
 expect_links 0 "two CPU-wide sessions"
 
@@ -155,7 +156,7 @@ echo "CPU-wide sessions only: $switched context switches, bperf_switch ran $((c1
 [ "$c1" = "$c0" ] || bperf_fail "bperf_switch ran $((c1 - c0)) times with CPU-wide sessions only"
 
 # task sessions: the first attaches, the second shares
-perf test -w noploop 1000 &
+perf test -w noploop 1000 9>&- &
 busy=$!
 bperf_track $busy
 task_session task1
@@ -179,14 +180,25 @@ task2=$!
 	bperf_fail "the second task session holds $(fds_of $task2 "bpf?link" link_id), not $links"
 expect_links 3 "two task sessions"
 
-# the first exits: the second keeps the links; it is killed: none left
+# the first exits, having counted the busy loop it watched: the second
+# keeps the links; it is killed: none left
 kill -INT $task1
 wait $task1
-bperf_get task1 cpu-clock >/dev/null
+bperf_check_util "task session, busy loop" 1 task1 cpu-clock 15
 expect_links 3 "the first task session gone"
 kill -KILL $task2
 wait $task2 2>/dev/null
 expect_links 0 "every task session gone"
+# a new one attaches anew, over the stale ids; it exits: none left
+task_session task3
+task3=$!
+new=$(fds_of $task3 "bpf?link" link_id | tr '\n' ' ')
+[ "$new" != "$links" ] || bperf_fail "the third task session holds the old links $links"
+expect_links 3 "a task session after the others"
+kill -INT $task3
+wait $task3
+bperf_get task3 cpu-clock >/dev/null
+expect_links 0 "the last task session gone"
 kill $busy
 wait $busy 2>/dev/null
 
@@ -204,7 +216,9 @@ bperf_check_util "perf stat --bpf-counters -C 0" 1 cpu0 cpu-clock 10
 n=$(bperf_get all context-switches)
 r=$(bperf_get ref context-switches)
 echo "context-switches: $n with bperf, $r with plain perf stat, $switched made by the loads"
-awk -v n="$n" -v r="$r" -v s="$switched" 'BEGIN { exit !(n >= s && n <= r * 1.05) }' ||
-	bperf_fail "bperf counted $n context switches: want at least the $switched of the loads, at most 5% above plain perf stat's $r"
+awk -v n="$n" -v r="$r" -v s="$switched" \
+	'BEGIN { exit !(n >= s && n <= r * 1.05) }' ||
+	bperf_fail "bperf counted $n context switches: want at least the $switched" \
+		"of the loads, at most 5% above plain perf stat's $r"
 bperf_none_pinned
 echo "Passed"

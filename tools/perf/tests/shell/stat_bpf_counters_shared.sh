@@ -1,10 +1,10 @@
 #!/bin/bash
-# perf stat --bpf-counters sessions share one leader
+# perf stat --bpf-counters sessions share one set of BPF programs
 # SPDX-License-Identifier: GPL-2.0
 #
 # Two concurrent system-wide bperf sessions on the same event must find
-# the leader the first one set up through the attr map, instead of
-# loading a second one, and each must count what a plain perf stat counts
+# the programs the first one set up through the attr map, instead of
+# loading a second set, and each must count what a plain perf stat counts
 # over the same interval.  Once both are gone, nothing stays pinned.  The
 # sessions start at different times (bperf takes longer to set up), so
 # each workload stamps when it began and ended, and the counts are
@@ -34,16 +34,16 @@ done
 started || bperf_fail "sessions did not start: $(cat "$tmp"/*.err)"
 
 # Both sessions are counting now: the attr map holds one event, and one
-# copy of the leader program, which serves every session and event, is
-# loaded.
+# copy of bperf_read, which reads every event for every CPU-wide session,
+# is loaded.
 nr_events=$(bperf_entries "$attr") || bperf_fail "cannot read $attr"
 [ "$nr_events" = 1 ] || bperf_fail "attr map should hold one entry, has $nr_events"
-nr_leaders=$(bpftool prog show | grep -c ' name bperf_switch ')
-[ "$nr_leaders" = 1 ] ||
-	bperf_fail "$nr_leaders copies of the leader program loaded, want 1"
+nr_readers=$(bpftool prog show | grep -c ' name bperf_read ')
+[ "$nr_readers" = 1 ] ||
+	bperf_fail "$nr_readers copies of bperf_read loaded, want 1"
 nr_sessions=$(bperf_entries "${attr}_dir/bperf_sessions")
 [ "$nr_sessions" = 2 ] || bperf_fail "$nr_sessions sessions registered, want 2"
-echo "one leader program shared by both sessions"
+echo "one set of programs shared by both sessions"
 
 # Let every session count for at least $dur seconds, then stop them all.
 sleep "$dur"

@@ -40,7 +40,7 @@ bperf_lock
 bperf_stat hold -e cpu-clock -- flock -s "$tmp/lock" true 9>&- &
 b=$!
 bperf_track $b
-bperf_wait_fd $b bpf-prog || bperf_fail "bperf session did not start: $(cat "$tmp/hold.err")"
+bperf_wait_fd $b "bpf?link" || bperf_fail "bperf session did not start: $(cat "$tmp/hold.err")"
 id=$(bpftool prog show name bperf_switch | awk -F: 'NR == 1 { print $1 }')
 [ -n "$id" ] || bperf_fail "no bperf_switch program loaded"
 

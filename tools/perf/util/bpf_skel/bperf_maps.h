@@ -77,7 +77,8 @@ static __always_inline void bperf_val_add(struct bperf_val *to,
  * them, and the differences still add up to the same total.  A read that
  * lands while the exit hook is in here on the same CPU (IRQs are on
  * there) takes only the slots the hook does not, so that no previous
- * reading is used twice and CPU-wide counts stay exact.
+ * reading is used twice: the slots no task session uses are read to the
+ * instant, the others as the hook left them.
  */
 static __always_inline void bperf_account(__u32 tid, bool read)
 {

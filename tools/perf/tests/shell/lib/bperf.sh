@@ -153,13 +153,15 @@ bperf_check_util() {
 	bperf_check "$1, CPUs utilized" "$ref" "$u" "$5"
 }
 
-# bperf_has_fd PID LINK: PID holds an fd whose link matches LINK.
+# bperf_has_fd PID LINK: PID holds an fd whose link matches the pattern
+# LINK.
 bperf_has_fd() {
 	local fd
 
 	for fd in "/proc/$1/fd/"*; do
+		# shellcheck disable=SC2254 # $2 is a pattern
 		case $(readlink "$fd" 2>/dev/null) in
-		*"$2"*) return 0 ;;
+		*$2*) return 0 ;;
 		esac
 	done
 	return 1
@@ -167,7 +169,9 @@ bperf_has_fd() {
 
 # bperf_wait_fd PID LINK: wait (up to 60 s) for PID, or a child of it
 # (PID may be a subshell), to hold an fd whose link matches LINK, e.g.
-# perf_event or bpf-prog; then give it a moment to enable its counters.
+# perf_event, bpf-prog (any bperf session) or "bpf?link" (a task session:
+# an fd of a link made is a bpf_link, one of a link got by id a bpf-link);
+# then give it a moment to enable its counters.
 bperf_wait_fd() {
 	local i p
 
@@ -222,7 +226,7 @@ bperf_both() {
 	b=$!
 	plain_stat "${out}_ref" "$@" &
 	p=$!
-	bperf_wait_fd $b bpf-prog ||
+	bperf_wait_fd $b "bpf?link" ||
 		bperf_fail "bperf session did not start: $(cat "$bperf_tmp/$out.err")"
 	bperf_wait_fd $p perf_event ||
 		bperf_fail "perf stat did not start: $(cat "$bperf_tmp/${out}_ref.err")"
