@@ -64,7 +64,7 @@ bpf_time() {
 			}
 			if (name ~ re) T += t
 		}
-		END { print T + 0 }'
+		END { printf "%.0f\n", T }'
 }
 
 ctxt() {

@@ -137,7 +137,8 @@ for p in $all $cpu0; do
 done
 progs=$(fds_of $all bpf-prog prog_id | tr '\n' ' ')
 [ "$(fds_of $cpu0 bpf-prog prog_id | tr '\n' ' ')" = "$progs" ] ||
-	bperf_fail "the two sessions hold different programs: $progs and $(fds_of $cpu0 bpf-prog prog_id)"
+	bperf_fail "the two sessions hold different programs:" \
+		"$progs and $(fds_of $cpu0 bpf-prog prog_id)"
 switch=$(for id in $progs; do
 	bpftool prog show id "$id" | awk '/ name bperf_switch / { print $1 + 0 }'
 done)
