@@ -39,12 +39,18 @@ cd /tmp || exit 1
 coproc PP { exec "$pingpong"; }
 pp=$PP_PID
 
-# usecs: one pingpong run, in usecs per round trip
+# usecs: one pingpong run, in usecs per round trip.  Called in a
+# subshell: a pingpong that died or hangs is killed, so that no later
+# run reads a stale answer, and the caller stops on the empty result.
 usecs() {
 	local u
 
 	echo "$loops" >&"${PP[1]}"
-	read -r -t 600 u <&"${PP[0]}" || { echo "pingpong died" >&2; exit 1; }
+	if ! read -r -t 600 u <&"${PP[0]}"; then
+		echo "pingpong died or hangs" >&2
+		kill "$pp" 2>/dev/null
+		return 1
+	fi
 	echo "$u"
 }
 
@@ -79,7 +85,7 @@ bpf_ns() {
 	sysctl -qw kernel.bpf_stats_enabled=1
 	t0=$(bpf_time "$1")
 	c0=$(ctxt)
-	usecs >/dev/null
+	usecs >/dev/null || return 1
 	t1=$(bpf_time "$1")
 	c1=$(ctxt)
 	sysctl -qw kernel.bpf_stats_enabled=0
@@ -149,8 +155,10 @@ session() {
 # stop: end the sessions so that ours clean up: SIGINT for -p (perf stat
 # ignores it while its workload runs), the end of the sleeps for -a
 stop() {
+	[ ${#pids[@]} -gt 0 ] || return 0
 	kill -INT "${pids[@]}" 2>/dev/null
 	pkill -x sleep
+	# never a bare wait: pingpong lives on
 	wait "${pids[@]}" "${targets[@]}" 2>/dev/null
 	pids=() targets=()
 }
@@ -161,7 +169,7 @@ for tool in base ours; do
 	[ $tool = base ] && ns=$ns_base
 	pids=() targets=()
 	# a first run warms up what the guest has not run yet
-	usecs >/dev/null
+	usecs >/dev/null || exit 1
 	for n in $ns; do
 		[ "$mode" != cpu ] && [ "$n" -gt "$task_max" ] && break
 		t0=$(date +%s)
@@ -185,12 +193,12 @@ for tool in base ours; do
 		echo "$mode $tool: $n sessions running (started in $(($(date +%s) - t0)) s), $(free -m | awk '/^Mem/ { print $3 }') MB used, $(bperf_links) bperf links"
 		sleep 2
 		for r in $(seq "$runs"); do
-			u=$(usecs)
+			u=$(usecs) || exit 1
 			echo "$mode,$tool,$n,$r,$u" >>"$out"
 			echo "    run $r: $u usecs/op"
 		done
 		if [ "$n" -gt 0 ]; then
-			per_switch=$(bpf_ns $tool)
+			per_switch=$(bpf_ns $tool) || exit 1
 			echo "$mode,$tool,$n,$per_switch" >>"$bpf_out"
 			echo "    BPF: $per_switch ns per context switch"
 		fi
