@@ -2344,33 +2344,39 @@ static int bperf__install_pe(struct evsel *evsel __maybe_unused,
 	return 0;
 }
 
+/* Run bperf_read on the CPUs of CPUS not DONE yet (all if DONE is NULL). */
+static void bperf_sync_cpus(struct perf_cpu_map *cpus, bool *done)
+{
+	struct perf_cpu cpu;
+	int idx;
+
+	perf_cpu_map__for_each_cpu(cpu, idx, cpus) {
+		if (cpu.cpu < 0 || cpu.cpu >= bperf.cpus.nr_ids ||
+		    (done && done[cpu.cpu]))
+			continue;
+		if (done)
+			done[cpu.cpu] = true;
+		bperf_trigger_reading(bperf.prog_fd[BPERF_PROG_READ], cpu.cpu);
+	}
+}
+
 /*
- * Run bperf_read on each CPU of the group of LEADER (or, in task mode,
- * on each online CPU), once a CPU, so the maps hold up-to-date counts.
+ * Bring the maps up to date for a read of LEADER's group: bperf_read
+ * once on each CPU its members count, or, in task mode, on each online
+ * CPU.
  */
 static void bperf_sync(struct evsel *leader)
 {
-	struct perf_cpu_map *cpus;
-	struct perf_cpu cpu;
 	struct evsel *pos;
 	bool *done;
-	int idx;
 
-	done = calloc(bperf.cpus.nr_ids, sizeof(*done));
-	for_each_group_evsel(pos, leader) {
-		cpus = bperf.tasks ? bperf.online : evsel__cpus(pos);
-		perf_cpu_map__for_each_cpu(cpu, idx, cpus) {
-			if (cpu.cpu < 0 || cpu.cpu >= bperf.cpus.nr_ids ||
-			    (done && done[cpu.cpu]))
-				continue;
-			if (done)
-				done[cpu.cpu] = true;
-			bperf_trigger_reading(bperf.prog_fd[BPERF_PROG_READ],
-					      cpu.cpu);
-		}
-		if (bperf.tasks)
-			break;
+	if (bperf.tasks) {
+		bperf_sync_cpus(bperf.online, NULL);
+		return;
 	}
+	done = calloc(bperf.cpus.nr_ids, sizeof(*done));
+	for_each_group_evsel(pos, leader)
+		bperf_sync_cpus(evsel__cpus(pos), done);
 	free(done);
 }
 

@@ -92,7 +92,7 @@ static __always_inline void bperf_account(__u32 tid, bool read)
 	pc = bpf_map_lookup_elem(&bperf_cpu, &zero);
 	if (!ctl || !pc)
 		return;
-	if (pc->busy) {
+	if (pc->busy_slots) {
 		if (!read)
 			return;
 		nested = true;
@@ -100,7 +100,6 @@ static __always_inline void bperf_account(__u32 tid, bool read)
 	} else {
 		want = read ? ~0ULL : ctl->task_slots;
 		pc->busy_slots = want;
-		pc->busy = 1;
 	}
 
 	cpu = bpf_get_smp_processor_id();
@@ -166,7 +165,7 @@ static __always_inline void bperf_account(__u32 tid, bool read)
 	}
 	/* a nested read leaves the hook it interrupted in charge */
 	if (!nested)
-		pc->busy = 0;
+		pc->busy_slots = 0;
 }
 
 /*

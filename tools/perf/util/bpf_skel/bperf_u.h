@@ -37,8 +37,7 @@ struct bperf_prev {
 
 /* Per-CPU state of the accounting programs (one element, per-CPU map). */
 struct bperf_cpu {
-	__u64 busy;			/* a program is in bperf_account() */
-	__u64 busy_slots;		/* ... for these slots */
+	__u64 busy_slots;		/* slots bperf_account() reads, 0: none */
 	/*
 	 * Folds of an exited task into its anchor begun and done here: a
 	 * reader of the tasks map that saw them differ, or change, may
