@@ -36,7 +36,7 @@
  *  only)                 prev[cpu][s] = now             |   the session that
  *                        totals[s][cpu] += d  ----------|-> -a/-C: totals
  *                        if current is tracked for s:   |   minus a snapshot
- *                          tasks[tid, s].own += d ---+  |   taken at enable
+ *                          tasks[task, s].own += d --+  |   taken at enable
  *                                                    |  |
  *  task_newtask -----> bperf_fork: the child of a     v |
  *                      tracked task is tracked,   tasks |
@@ -63,18 +63,22 @@
  *  bperf_cpu       per CPU: the previous reading of each slot, counts of
  *                  folds begun and done, and of children left untracked.
  *  bperf_totals    per CPU and slot: all the slot counted on that CPU.
- *  bperf_tasks     (tid, slot) -> own, folded, anchor, references.
+ *  bperf_tasks     (tid, slot, start time) -> own, folded, anchor,
+ *                  references.
  *  bperf_slots     slot -> its attr key and how many sessions use it.
  *  bperf_sessions  session id -> pid, start time and slots of the perf
  *                  process, to tell when a session died without cleaning
  *                  up (kill -9).
- *  bperf_roots     (session, tid, slot) -> registered root, ditto.
+ *  bperf_roots     (session, tid, slot) -> start time of a registered
+ *                  root, ditto.
  *
  * Per-CPU maps come to user space packed, one value for each possible
  * CPU in mask order, not indexed by CPU id: util/bperf_cpus.h.
  *
  * Task sessions.  perf registers the threads of its thread map as roots
- * of each of its slots.  A task forked by a tracked task is tracked too:
+ * of each of its slots.  A task is its tid and the time it was forked
+ * (task_struct::start_time): an entry kept after its task exited never
+ * stands for a later task that gets the same tid.  A task forked by a tracked task is tracked too:
  * its anchor is the parent if the parent is a root that counts children,
  * else the parent's anchor.  An entry lives while something refers to
  * it: the task itself until it exits, each session using it as a root,
@@ -610,7 +614,7 @@ static struct {
 	 * is what a reclaim gives back for a session that died.
 	 */
 	int slot_refs[BPERF_MAX_SLOTS];
-	__u32 *slot_tids[BPERF_MAX_SLOTS];	/* task mode: the roots registered */
+	struct bperf_tid *slot_tids[BPERF_MAX_SLOTS];	/* task mode: the roots registered */
 	int slot_nr[BPERF_MAX_SLOTS];
 	bool locked;
 	bool persist;
@@ -629,6 +633,16 @@ static struct {
 	.link_fd = { [0 ... BPERF_NR_LINKS - 1] = -1 },
 };
 
+/*
+ * A root task: its tid (0: not registered) and its start time, which
+ * the programs take with the tid to tell it from a later task that gets
+ * the same tid.
+ */
+struct bperf_tid {
+	__u32 tid;
+	__u64 start;
+};
+
 /* What one evsel counts through bperf (evsel->bpf_skel). */
 struct bperf_counter {
 	__u32 slot;
@@ -637,7 +651,7 @@ struct bperf_counter {
 	bool inherit;
 	bool fresh;		/* a group member not loaded on its own yet */
 	int nr;			/* CPU ids (highest possible + 1) or roots */
-	__u32 *tids;		/* task mode: root tids, thread map order */
+	struct bperf_tid *tids;	/* task mode: roots, thread map order */
 	struct bperf_val *snap;	/* value when last enabled */
 	struct bperf_val *base;	/* counted in earlier enabled periods */
 };
@@ -990,10 +1004,16 @@ static bool bperf_session_alive(const struct bperf_session *s)
 	return start == s->start_time && state != 'Z' && state != 'X';
 }
 
-static int bperf_root_run(__u32 op, __u32 tid, __u32 slot, bool inherit)
+/*
+ * Run a root operation on task @t for @slot.  BPERF_ROOT_ADD sets the
+ * start time of @t.
+ */
+static int bperf_root_run(__u32 op, struct bperf_tid *t, __u32 slot,
+			  bool inherit)
 {
 	struct bperf_root_op arg = {
-		.op = op, .tid = tid, .slot = slot, .inherit = inherit,
+		.op = op, .tid = t->tid, .slot = slot, .inherit = inherit,
+		.start = t->start,
 	};
 	LIBBPF_OPTS(bpf_test_run_opts, opts,
 		    .ctx_in = &arg,
@@ -1004,6 +1024,8 @@ static int bperf_root_run(__u32 op, __u32 tid, __u32 slot, bool inherit)
 	err = bpf_prog_test_run_opts(bperf.prog_fd[BPERF_PROG_ROOT], &opts);
 	if (err)
 		return -errno;
+	if (op == BPERF_ROOT_ADD)
+		t->start = arg.start;
 	return (int)opts.retval;
 }
 
@@ -1135,7 +1157,9 @@ static int bperf_dump(int fd, void *keys, __u32 key_size, void *vals,
 static void bperf_reap(__u32 sid, const struct bperf_session *s)
 {
 	struct bperf_root_key *keys;
-	__u32 *vals, slot;
+	struct bperf_tid t;
+	__u64 *vals;
+	__u32 slot;
 	int n, i;
 
 	pr_debug("bperf: reclaiming session %u of pid %u\n", sid, s->pid);
@@ -1151,8 +1175,10 @@ static void bperf_reap(__u32 sid, const struct bperf_session *s)
 				continue;
 			/* forget the record first: a crash now only leaks */
 			bpf_map_delete_elem(bperf.roots_fd, &keys[i]);
-			bperf_root_run(BPERF_ROOT_DEL, keys[i].tid,
-				       keys[i].slot, keys[i].inherit);
+			t.tid = keys[i].tid;
+			t.start = vals[i];
+			bperf_root_run(BPERF_ROOT_DEL, &t, keys[i].slot,
+				       keys[i].inherit);
 		}
 		free(keys);
 		free(vals);
@@ -1395,6 +1421,9 @@ static int bperf_open_maps(void)
 	    sizeof(struct bperf_session) ||
 	    bpf_map__key_size(maps->bperf_roots) !=
 	    sizeof(struct bperf_root_key) ||
+	    bpf_map__value_size(maps->bperf_roots) != sizeof(__u64) ||
+	    bpf_map__key_size(maps->bperf_tasks) !=
+	    sizeof(struct bperf_task_key) ||
 	    bpf_map__value_size(maps->bperf_tasks) !=
 	    sizeof(struct bperf_task) ||
 	    bpf_map__value_size(maps->bperf_totals) !=
@@ -2019,17 +2048,6 @@ undo:
 	return -1;
 }
 
-/* Is the task gone, or a zombie (past its exit tracepoint)? */
-static bool bperf_task_gone(__u32 tid)
-{
-	__u64 start;
-	char state;
-
-	if (bperf_proc_stat(tid, &state, &start))
-		return true;
-	return state == 'Z' || state == 'X';
-}
-
 static int bperf_roots_register(struct evsel *evsel, struct bperf_counter *c);
 static void bperf_roots_drop(__u32 slot, bool inherit);
 
@@ -2042,8 +2060,9 @@ static bool bperf_roots_same(struct evsel *evsel, __u32 slot)
 		return false;
 	for (i = 0; i < bperf.slot_nr[slot]; i++) {
 		/* 0: a thread gone before it was registered */
-		if (bperf.slot_tids[slot][i] &&
-		    (int)bperf.slot_tids[slot][i] != perf_thread_map__pid(evsel->core.threads, i))
+		if (bperf.slot_tids[slot][i].tid &&
+		    (int)bperf.slot_tids[slot][i].tid !=
+		    perf_thread_map__pid(evsel->core.threads, i))
 			return false;
 	}
 	return true;
@@ -2057,7 +2076,8 @@ static bool bperf_roots_same(struct evsel *evsel, __u32 slot)
  */
 static int bperf_roots_add(struct evsel *evsel, struct bperf_counter *c)
 {
-	__u32 slot = c->slot, *tids;
+	struct bperf_tid *tids;
+	__u32 slot = c->slot;
 	int err;
 
 	if (bperf.slot_tids[slot]) {
@@ -2083,7 +2103,6 @@ static int bperf_roots_register(struct evsel *evsel, struct bperf_counter *c)
 	struct bperf_root_key key = {
 		.sid = bperf.sid, .slot = c->slot, .inherit = c->inherit,
 	};
-	__u32 one = 1;
 	int i, err, tries, pid;
 
 	/* 0: not registered, whatever an earlier run left there */
@@ -2092,9 +2111,9 @@ static int bperf_roots_register(struct evsel *evsel, struct bperf_counter *c)
 		pid = perf_thread_map__pid(evsel->core.threads, i);
 		if (pid <= 0)
 			continue;
-		c->tids[i] = pid;
+		c->tids[i].tid = pid;
 		for (tries = 0; tries < 100; tries++) {
-			err = bperf_root_run(BPERF_ROOT_ADD, c->tids[i],
+			err = bperf_root_run(BPERF_ROOT_ADD, &c->tids[i],
 					     c->slot, c->inherit);
 			if (err != -EAGAIN)
 				break;
@@ -2102,23 +2121,24 @@ static int bperf_roots_register(struct evsel *evsel, struct bperf_counter *c)
 		}
 		if (err == -ESRCH) {
 			/* gone already: it counts nothing */
-			pr_debug("bperf: thread %u is gone\n", c->tids[i]);
-			c->tids[i] = 0;
+			pr_debug("bperf: thread %u is gone\n", c->tids[i].tid);
+			c->tids[i].tid = 0;
 			continue;
 		}
 		if (err == -E2BIG) {
 			pr_err("bperf: too many tracked tasks: all %d entries are in use\n",
 			       BPERF_MAX_TASKS);
-			c->tids[i] = 0;
+			c->tids[i].tid = 0;
 			return -1;
 		}
 		if (err) {
 			bperf_report(err, "cannot register a thread", NULL);
-			c->tids[i] = 0;
+			c->tids[i].tid = 0;
 			return -1;
 		}
-		key.tid = c->tids[i];
-		if (bpf_map_update_elem(bperf.roots_fd, &key, &one, BPF_ANY)) {
+		key.tid = c->tids[i].tid;
+		if (bpf_map_update_elem(bperf.roots_fd, &key, &c->tids[i].start,
+					BPF_ANY)) {
 			if (errno == E2BIG)
 				pr_err("bperf: too many root threads: all %d entries are in use\n",
 				       BPERF_MAX_ROOTS);
@@ -2127,12 +2147,6 @@ static int bperf_roots_register(struct evsel *evsel, struct bperf_counter *c)
 					     NULL);
 			return -1;
 		}
-		/*
-		 * If it exited before the entry existed, its exit hook did
-		 * not see it: drop the reference that hook would have.
-		 */
-		if (bperf_task_gone(c->tids[i]))
-			bperf_root_run(BPERF_ROOT_GONE, c->tids[i], c->slot, 0);
 	}
 	return 0;
 }
@@ -2143,17 +2157,17 @@ static void bperf_roots_drop(__u32 slot, bool inherit)
 	struct bperf_root_key key = {
 		.sid = bperf.sid, .slot = slot, .inherit = inherit,
 	};
-	__u32 *tids = bperf.slot_tids[slot];
+	struct bperf_tid *tids = bperf.slot_tids[slot];
 	int i;
 
 	if (!tids)
 		return;
 	for (i = 0; i < bperf.slot_nr[slot]; i++) {
-		if (!tids[i])
+		if (!tids[i].tid)
 			continue;
-		key.tid = tids[i];
+		key.tid = tids[i].tid;
 		bpf_map_delete_elem(bperf.roots_fd, &key);
-		bperf_root_run(BPERF_ROOT_DEL, tids[i], slot, inherit);
+		bperf_root_run(BPERF_ROOT_DEL, &tids[i], slot, inherit);
 	}
 	zfree(&bperf.slot_tids[slot]);
 	bperf.slot_nr[slot] = 0;
@@ -2404,24 +2418,32 @@ static void bperf_val_acc(struct bperf_val *to, const struct bperf_val *v)
 	to->running += v->running;
 }
 
+/* A tracked task of one slot and its anchor */
 struct bperf_entry {
-	__u32 tid;
-	__u32 anc;
+	struct bperf_tid task;
+	struct bperf_tid anc;
 	struct bperf_val own;
 	struct bperf_val sum;	/* own + folded */
 };
+
+static int bperf_tid_cmp(const struct bperf_tid *x, const struct bperf_tid *y)
+{
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
 
 static int bperf_entry_cmp(const void *a, const void *b)
 {
 	const struct bperf_entry *x = a, *y = b;
 
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
+	return bperf_tid_cmp(&x->task, &y->task);
 }
 
 static struct bperf_entry *bperf_entry_find(struct bperf_entry *e, int n,
-					    __u32 tid)
+					    const struct bperf_tid *t)
 {
-	struct bperf_entry key = { .tid = tid };
+	struct bperf_entry key = { .task = *t };
 
 	return bsearch(&key, e, n, sizeof(*e), bperf_entry_cmp);
 }
@@ -2492,7 +2514,7 @@ static int bperf_tasks_read(struct bperf_task_key *keys,
 			  sizeof(*vals), BPERF_MAX_TASKS);
 }
 
-/* The tracked tasks of one slot, sorted by tid. */
+/* The tracked tasks of one slot, sorted by tid and start time. */
 static int bperf_tasks_of(__u32 slot, struct bperf_entry **out)
 {
 	struct bperf_task_key *keys;
@@ -2512,8 +2534,10 @@ static int bperf_tasks_of(__u32 slot, struct bperf_entry **out)
 	for (i = 0; i < n; i++) {
 		if (keys[i].slot != slot)
 			continue;
-		e[count].tid = keys[i].tid;
-		e[count].anc = vals[i].anc;
+		e[count].task.tid = keys[i].tid;
+		e[count].task.start = keys[i].start;
+		e[count].anc.tid = vals[i].anc;
+		e[count].anc.start = vals[i].anc_start;
 		e[count].own = vals[i].own;
 		e[count].sum = vals[i].own;
 		bperf_val_acc(&e[count].sum, &vals[i].folded);
@@ -2528,7 +2552,7 @@ out:
 }
 
 struct bperf_root_idx {
-	__u32 tid;
+	struct bperf_tid task;
 	int idx;
 };
 
@@ -2536,7 +2560,7 @@ static int bperf_root_cmp(const void *a, const void *b)
 {
 	const struct bperf_root_idx *x = a, *y = b;
 
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
+	return bperf_tid_cmp(&x->task, &y->task);
 }
 
 /* What each root of a task counter counted in all, into vals[]. */
@@ -2553,9 +2577,9 @@ static int bperf_task_values(struct bperf_counter *c, struct bperf_val *vals)
 
 	if (!c->inherit) {
 		for (i = 0; i < c->nr; i++) {
-			if (!c->tids[i])
+			if (!c->tids[i].tid)
 				continue;
-			t = bperf_entry_find(e, n, c->tids[i]);
+			t = bperf_entry_find(e, n, &c->tids[i]);
 			if (t)
 				vals[i] = t->own;
 		}
@@ -2569,9 +2593,9 @@ static int bperf_task_values(struct bperf_counter *c, struct bperf_val *vals)
 		return -ENOMEM;
 	}
 	for (i = 0; i < c->nr; i++) {
-		if (!c->tids[i])
+		if (!c->tids[i].tid)
 			continue;
-		roots[nr].tid = c->tids[i];
+		roots[nr].task = c->tids[i];
 		roots[nr++].idx = i;
 	}
 	qsort(roots, nr, sizeof(*roots), bperf_root_cmp);
@@ -2580,14 +2604,14 @@ static int bperf_task_values(struct bperf_counter *c, struct bperf_val *vals)
 	for (i = 0; i < n; i++) {
 		t = &e[i];
 		for (depth = 0; t && depth < BPERF_MAX_CHAIN; depth++) {
-			key.tid = t->tid;
+			key.task = t->task;
 			r = bsearch(&key, roots, nr, sizeof(*roots),
 				    bperf_root_cmp);
 			if (r) {
 				bperf_val_acc(&vals[r->idx], &e[i].sum);
 				break;
 			}
-			t = t->anc ? bperf_entry_find(e, n, t->anc) : NULL;
+			t = t->anc.tid ? bperf_entry_find(e, n, &t->anc) : NULL;
 		}
 	}
 	free(roots);

@@ -37,17 +37,6 @@ started() {
 		[ "$(grep -c ",$1," "$tmp/victim.out" 2>/dev/null)" -ge 2 ]
 }
 
-# wait_until SECS CMD...: poll CMD every 0.1 s, SECS at most
-wait_until() {
-	local _
-
-	for _ in $(seq $(($1 * 10))); do
-		"${@:2}" && return 0
-		sleep 0.1
-	done
-	"${@:2}"
-}
-
 for victim_args in "-e task-clock -p $busy" "-e task-clock,task-clock -p $busy" \
 		   "-e context-switches,context-switches -a"; do
 	event=${victim_args#-e }
@@ -59,7 +48,7 @@ for victim_args in "-e task-clock -p $busy" "-e task-clock,task-clock -p $busy" 
 		$victim_args >/dev/null 2>&1 9>&- &
 	victim=$!
 	bperf_track $victim
-	wait_until 60 started "$event" || bperf_fail "$victim_args: sessions did not start"
+	bperf_until 60 started "$event" || bperf_fail "$victim_args: sessions did not start"
 	[ "$(bperf_entries "$attr")" = 2 ] ||
 		bperf_fail "$victim_args: want 2 events in the attr map"
 	case "$victim_args" in

@@ -24,26 +24,30 @@
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
 extern void bpf_task_release(struct task_struct *p) __ksym;
 
-/* Is the task gone, or past the point where its exit hook may run? */
-static __always_inline bool bperf_exiting(__u32 tid)
+/*
+ * Is the task of 'tid' and 'start' gone, or past the point where its
+ * exit hook may run?  Taking the task is a fully ordered atomic: an
+ * entry added before is seen by an exit hook that runs after.
+ */
+static __always_inline bool bperf_exiting(__u32 tid, __u64 start)
 {
 	struct task_struct *p = bpf_task_from_pid(tid);
 	bool exiting;
 
 	if (!p)
 		return true;
-	exiting = p->flags & PF_EXITING;
+	exiting = bperf_start(p) != start || (p->flags & PF_EXITING);
 	bpf_task_release(p);
 	return exiting;
 }
 
 /* The task of a tracked entry has exited: drop the 'alive' reference. */
-static __always_inline void bperf_gone(struct bperf_task *t, __u32 tid,
-				       __u32 slot)
+static __always_inline void bperf_gone(struct bperf_task *t,
+				       struct bperf_task_key key)
 {
 	t->exited = 1;
 	if (__sync_fetch_and_and(&t->alive, 0))
-		bperf_put(tid, slot);
+		bperf_put(key);
 }
 
 /* the slot at position I of the active list, if it counts tasks, or -1 */
@@ -57,11 +61,12 @@ static __always_inline int bperf_task_slot(struct bperf_ctl *ctl, __u32 i)
 SEC("tp_btf/task_newtask")
 int BPF_PROG(bperf_fork, struct task_struct *child, u64 clone_flags)
 {
+	struct task_struct *cur = bpf_get_current_task_btf();
 	struct bperf_task_key key, ckey;
 	struct bperf_task *parent, *anc;
 	struct bperf_ctl *ctl;
 	struct bperf_cpu *pc;
-	__u32 zero = 0, ptid, nr, i;
+	__u32 zero = 0, nr, i;
 	long err;
 
 	ctl = bpf_map_lookup_elem(&bperf_ctl, &zero);
@@ -69,8 +74,8 @@ int BPF_PROG(bperf_fork, struct task_struct *child, u64 clone_flags)
 		return 0;
 
 	/* the parent is running this, so its entries cannot go away */
-	ptid = (__u32)bpf_get_current_pid_tgid();
 	ckey.tid = child->pid;
+	ckey.start = bperf_start(child);
 	nr = ctl->nr_active;
 	for (i = 0; i < BPERF_MAX_SLOTS; i++) {
 		struct bperf_task init = {
@@ -84,18 +89,22 @@ int BPF_PROG(bperf_fork, struct task_struct *child, u64 clone_flags)
 		slot = bperf_task_slot(ctl, i);
 		if (slot < 0)
 			continue;
-		key.tid = ptid;
+		key.tid = cur->pid;
+		key.start = bperf_start(cur);
 		key.slot = slot;
 		parent = bpf_map_lookup_elem(&bperf_tasks, &key);
 		if (!parent)
 			continue;
 		if (parent->iroots) {
-			init.anc = ptid;
+			init.anc = key.tid;
+			init.anc_start = key.start;
 			anc = parent;
 		} else if (parent->anc) {
 			/* the parent's anchor outlives it: it holds a ref */
 			init.anc = parent->anc;
-			key.tid = parent->anc;
+			init.anc_start = parent->anc_start;
+			key.tid = init.anc;
+			key.start = init.anc_start;
 			anc = bpf_map_lookup_elem(&bperf_tasks, &key);
 			if (!anc)
 				continue;
@@ -124,17 +133,17 @@ int BPF_PROG(bperf_exit, struct task_struct *task)
 	struct bperf_task_key key;
 	struct bperf_task *t;
 	struct bperf_ctl *ctl;
-	__u32 zero = 0, tid, nr, i;
+	__u32 zero = 0, nr, i;
 
 	ctl = bpf_map_lookup_elem(&bperf_ctl, &zero);
 	if (!ctl || !ctl->task_slots)
 		return 0;
 
-	tid = (__u32)bpf_get_current_pid_tgid();
 	/* what it counted since it last left a CPU */
-	bperf_account(tid, false);
+	bperf_account(task, false);
 
-	key.tid = tid;
+	key.tid = task->pid;
+	key.start = bperf_start(task);
 	nr = ctl->nr_active;
 	for (i = 0; i < BPERF_MAX_SLOTS; i++) {
 		int slot;
@@ -148,7 +157,7 @@ int BPF_PROG(bperf_exit, struct task_struct *task)
 		t = bpf_map_lookup_elem(&bperf_tasks, &key);
 		if (!t)
 			continue;
-		bperf_gone(t, tid, slot);
+		bperf_gone(t, key);
 	}
 	return 0;
 }
@@ -160,24 +169,29 @@ int BPF_PROG(bperf_exit, struct task_struct *task)
 SEC("syscall")
 int bperf_root(struct bperf_root_op *op)
 {
-	struct bperf_task_key key = { .tid = op->tid };
+	struct bperf_task_key key = { .tid = op->tid, .slot = op->slot };
 	struct bperf_task init = {
 		.hold = 2,	/* the root and 'alive' */
 		.alive = 1,
 		.roots = 1,
 	};
+	struct task_struct *p;
 	struct bperf_task *t;
+	long err;
 
 	if (!op->tid || op->slot >= BPERF_MAX_SLOTS)
 		return -EINVAL;
-	key.slot = op->slot;
 
 	switch (op->op) {
 	case BPERF_ROOT_ADD:
+		p = bpf_task_from_pid(op->tid);
+		if (!p)
+			return -ESRCH;
+		op->start = bperf_start(p);
+		bpf_task_release(p);
+		key.start = op->start;
 		t = bpf_map_lookup_elem(&bperf_tasks, &key);
 		if (!t) {
-			long err;
-
 			init.iroots = op->inherit ? 1 : 0;
 			err = bpf_map_update_elem(&bperf_tasks, &key, &init,
 						  BPF_NOEXIST);
@@ -191,8 +205,8 @@ int bperf_root(struct bperf_root_op *op)
 			 * root's reference as usual.
 			 */
 			t = bpf_map_lookup_elem(&bperf_tasks, &key);
-			if (t && bperf_exiting(op->tid))
-				bperf_gone(t, op->tid, op->slot);
+			if (t && bperf_exiting(op->tid, op->start))
+				bperf_gone(t, key);
 			return 0;
 		}
 		if (t->exited)
@@ -207,6 +221,7 @@ int bperf_root(struct bperf_root_op *op)
 			t->iroots++;
 		return 0;
 	case BPERF_ROOT_DEL:
+		key.start = op->start;
 		t = bpf_map_lookup_elem(&bperf_tasks, &key);
 		if (!t)
 			return -ESRCH;
@@ -214,14 +229,7 @@ int bperf_root(struct bperf_root_op *op)
 			t->roots--;
 		if (op->inherit && t->iroots)
 			t->iroots--;
-		bperf_put(op->tid, op->slot);
-		return 0;
-	case BPERF_ROOT_GONE:
-		t = bpf_map_lookup_elem(&bperf_tasks, &key);
-		if (!t)
-			return -ESRCH;
-		if (!t->exited)
-			bperf_gone(t, op->tid, op->slot);
+		bperf_put(key);
 		return 0;
 	default:
 		return -EINVAL;

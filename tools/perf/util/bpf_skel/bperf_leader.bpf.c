@@ -39,7 +39,7 @@ struct {
 	__uint(max_entries, BPERF_MAX_ROOTS);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct bperf_root_key);
-	__type(value, __u32);
+	__type(value, __u64);		/* the root's start time */
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bperf_roots SEC(".maps");
 
@@ -51,7 +51,7 @@ struct {
 SEC("raw_tp")
 int bperf_read(void *ctx)
 {
-	bperf_account((__u32)bpf_get_current_pid_tgid(), true);
+	bperf_account(bpf_get_current_task_btf(), true);
 	return 0;
 }
 
@@ -63,7 +63,7 @@ int bperf_read(void *ctx)
 SEC("raw_tp/sched_switch")
 int bperf_switch(void *ctx)
 {
-	bperf_account((__u32)bpf_get_current_pid_tgid(), false);
+	bperf_account(bpf_get_current_task_btf(), false);
 	return 0;
 }
 

@@ -56,6 +56,20 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bperf_tasks SEC(".maps");
 
+/*
+ * perf's minimal vmlinux.h leaves out task_struct::start_time: this
+ * flavour names it, and CO-RE finds it in the running kernel.
+ */
+struct task_struct___bperf {
+	u64 start_time;
+} __attribute__((preserve_access_index));
+
+/* When the task was forked: with its tid, what tells it from others. */
+static __always_inline __u64 bperf_start(struct task_struct *task)
+{
+	return ((struct task_struct___bperf *)task)->start_time;
+}
+
 static __always_inline void bperf_val_add(struct bperf_val *to,
 					  const struct bperf_val *d)
 {
@@ -67,8 +81,8 @@ static __always_inline void bperf_val_add(struct bperf_val *to,
 /*
  * Read active slots on this CPU and charge what each counted since its
  * previous reading here to the CPU total and, if the slot counts tasks
- * and 'tid' is tracked for it, to that task.  At sched_switch and at
- * exit 'tid' is the task leaving the CPU; in a BPF_PROG_TEST_RUN on
+ * and 'task' is tracked for it, to that task.  At sched_switch and at
+ * exit 'task' is the task leaving the CPU; in a BPF_PROG_TEST_RUN on
  * another CPU it is the task the IPI interrupted.
  *
  * A read (the test run before perf reads) takes every slot.  The hooks
@@ -80,9 +94,11 @@ static __always_inline void bperf_val_add(struct bperf_val *to,
  * reading is used twice: the slots no task session uses are read to the
  * instant, the others as the hook left them.
  */
-static __always_inline void bperf_account(__u32 tid, bool read)
+static __always_inline void bperf_account(struct task_struct *task,
+					  bool read)
 {
 	struct bperf_ctl *ctl;
+	struct bperf_task_key key;
 	struct bperf_cpu *pc;
 	__u32 zero = 0, cpu, nr, i;
 	bool nested = false;
@@ -102,13 +118,14 @@ static __always_inline void bperf_account(__u32 tid, bool read)
 		pc->busy_slots = want;
 	}
 
+	key.tid = task->pid;
+	key.start = bperf_start(task);
 	cpu = bpf_get_smp_processor_id();
 	nr = ctl->nr_active;
 	for (i = 0; i < BPERF_MAX_SLOTS; i++) {
 		struct bpf_perf_event_value now;
-		struct bperf_task_key key;
 		struct bperf_prev *prev;
-		struct bperf_task *task;
+		struct bperf_task *t;
 		struct bperf_val d, *tot;
 		__u32 slot, gen;
 
@@ -155,13 +172,12 @@ static __always_inline void bperf_account(__u32 tid, bool read)
 			tot->running += d.running;
 		}
 
-		if (!tid || !(ctl->task_slots & (1ULL << slot)))
+		if (!key.tid || !(ctl->task_slots & (1ULL << slot)))
 			continue;
-		key.tid = tid;
 		key.slot = slot;
-		task = bpf_map_lookup_elem(&bperf_tasks, &key);
-		if (task && !task->exited)
-			bperf_val_add(&task->own, &d);
+		t = bpf_map_lookup_elem(&bperf_tasks, &key);
+		if (t && !t->exited)
+			bperf_val_add(&t->own, &d);
 	}
 	/* a nested read leaves the hook it interrupted in charge */
 	if (!nested)
@@ -169,17 +185,17 @@ static __always_inline void bperf_account(__u32 tid, bool read)
 }
 
 /*
- * Drop one reference on the entry of (tid, slot).  The last one folds
- * the entry's counts into its anchor, deletes it and goes on to drop the
+ * Drop one reference on the entry of 'key'.  The last one folds the
+ * entry's counts into its anchor, deletes it and goes on to drop the
  * reference it held on the anchor.
  */
-static __always_inline void bperf_put(__u32 tid, __u32 slot)
+static __always_inline void bperf_put(struct bperf_task_key key)
 {
-	struct bperf_task_key key = { .tid = tid, .slot = slot };
 	struct bperf_task *task;
 	struct bperf_cpu *pc;
 	struct bperf_val sum;
 	__u32 anc, i, zero = 0;
+	__u64 anc_start;
 
 	for (i = 0; i < BPERF_MAX_DEPTH; i++) {
 		task = bpf_map_lookup_elem(&bperf_tasks, &key);
@@ -193,11 +209,13 @@ static __always_inline void bperf_put(__u32 tid, __u32 slot)
 		if (pc)
 			__sync_fetch_and_add(&pc->folds_begun, 1);
 		anc = task->anc;
+		anc_start = task->anc_start;
 		sum.counter = task->own.counter + task->folded.counter;
 		sum.enabled = task->own.enabled + task->folded.enabled;
 		sum.running = task->own.running + task->folded.running;
 		bpf_map_delete_elem(&bperf_tasks, &key);
 		key.tid = anc;
+		key.start = anc_start;
 		task = anc ? bpf_map_lookup_elem(&bperf_tasks, &key) : NULL;
 		if (task)
 			bperf_val_add(&task->folded, &sum);

@@ -9,7 +9,7 @@
 #define __BPERF_U_H
 
 /* Layout version, stored in the control map by whoever created it. */
-#define BPERF_MAGIC		0x62706634	/* "bpf4" */
+#define BPERF_MAGIC		0x62706635	/* "bpf5" */
 
 /* Distinct events counted at once, by all sessions together. */
 #define BPERF_MAX_SLOTS		64
@@ -84,10 +84,16 @@ struct bperf_ctl {
 	__u32 flags;
 };
 
-/* Key of the tasks map: one entry per tracked task and event slot. */
+/*
+ * Key of the tasks map: one entry per tracked task and event slot.  A
+ * task is its tid and the time it was forked (task_struct::start_time):
+ * a task that gets the tid of one whose entry is still kept is another
+ * task, with an entry of its own.
+ */
 struct bperf_task_key {
 	__u32 tid;
 	__u32 slot;
+	__u64 start;
 };
 
 /*
@@ -101,24 +107,29 @@ struct bperf_task {
 	struct bperf_val folded;	/* from exited tasks anchored here */
 	__u64 hold;
 	__u64 alive;
+	__u64 anc_start;		/* the anchor's start time */
 	__u32 anc;			/* nearest root above, 0: none */
 	__u32 roots;			/* sessions using it as a root */
 	__u32 iroots;			/* ... of which count its children */
 	__u32 exited;
 };
 
-/* Argument of the root-registration program (BPF_PROG_TEST_RUN ctx). */
+/*
+ * Argument of the root-registration program (BPF_PROG_TEST_RUN ctx,
+ * copied back): BPERF_ROOT_ADD finds the task by tid and returns its
+ * start time, which the others take to name the task.
+ */
 struct bperf_root_op {
 	__u32 op;
 	__u32 tid;
 	__u32 slot;
 	__u32 inherit;
+	__u64 start;
 };
 
 enum bperf_root_ops {
 	BPERF_ROOT_ADD = 1,	/* register tid as a root */
 	BPERF_ROOT_DEL,		/* drop one registration */
-	BPERF_ROOT_GONE,	/* tid exited unseen: drop 'alive' */
 };
 
 /*
@@ -153,7 +164,10 @@ struct bperf_session {
 /* The session counts tasks: look for its roots when it is gone. */
 #define BPERF_SESSION_TASKS	1
 
-/* Key of the roots map: a session's registration of a root task. */
+/*
+ * Key of the roots map: a session's registration of a root task; the
+ * value is the task's start time.
+ */
 struct bperf_root_key {
 	__u32 sid;
 	__u32 tid;

@@ -153,6 +153,17 @@ bperf_check_util() {
 	bperf_check "$1, CPUs utilized" "$ref" "$u" "$5"
 }
 
+# bperf_until SECS CMD...: poll CMD every 0.1 s, SECS at most.
+bperf_until() {
+	local _
+
+	for _ in $(seq $(($1 * 10))); do
+		"${@:2}" && return 0
+		sleep 0.1
+	done
+	"${@:2}"
+}
+
 # bperf_has_fd PID LINK: PID holds an fd whose link matches the pattern
 # LINK.
 bperf_has_fd() {
