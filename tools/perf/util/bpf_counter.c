@@ -75,20 +75,21 @@
  * Per-CPU maps come to user space packed, one value for each possible
  * CPU in mask order, not indexed by CPU id: util/bperf_cpus.h.
  *
- * Task sessions.  perf registers the threads of its thread map as roots
- * of each of its slots.  A task is its tid and the time it was forked
+ * Task sessions.  perf registers the threads of its thread map as roots of
+ * each of its slots.  A task is its tid and the time it was forked
  * (task_struct::start_time): an entry kept after its task exited never
- * stands for a later task that gets the same tid.  A task forked by a tracked task is tracked too:
- * its anchor is the parent if the parent is a root that counts children,
- * else the parent's anchor.  An entry lives while something refers to
- * it: the task itself until it exits, each session using it as a root,
- * each tracked task anchored to it.  Whoever drops the last reference
- * adds own + folded to the anchor's folded and deletes the entry, so
- * what exited children counted stays counted.  A session's value for a
- * root is the sum, over the entries whose anchor chain reaches that root
- * first among the session's roots, of own + folded; with --no-inherit it
- * is the root's own count only.  Reads are rare, so perf computes this
- * by walking the whole map; the programs only do O(1) work per slot.
+ * stands for a later task that gets the same tid.  A task forked by a
+ * tracked task is tracked too: its anchor is the parent if the parent is a
+ * root that counts children, else the parent's anchor.  An entry lives
+ * while something refers to it: the task itself until it exits, each
+ * session using it as a root, each tracked task anchored to it.  Whoever
+ * drops the last reference adds own + folded to the anchor's folded and
+ * deletes the entry, so what exited children counted stays counted.  A
+ * session's value for a root is the sum, over the entries whose anchor
+ * chain reaches that root first among the session's roots, of own +
+ * folded; with --no-inherit it is the root's own count only.  Reads are
+ * rare, so perf computes this by walking the whole map; the programs only
+ * do O(1) work per slot.
  *
  * CPU sessions (-a, -C) need no state in BPF at all: the value is the
  * slot's per-CPU total now minus the total when counting was enabled.
@@ -138,7 +139,10 @@
  * task's share of context-switches is approximate: the kernel counts a
  * switch just after the tracepoint, so it lands in the next task's
  * share.  Sessions in other pid namespaces are taken for dead only once
- * the programs are gone, which every session holds.
+ * the programs are gone, which every session holds.  A thread that is
+ * not the group leader and calls execve() takes the leader's tid and
+ * start time (de_thread()): what it counts from then on is lost, and
+ * its own entry stays until its slot is freed.
  */
 
 #include <ctype.h>

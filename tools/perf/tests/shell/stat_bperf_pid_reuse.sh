@@ -18,11 +18,12 @@ tmp=$(bperf_dir)
 
 # helper threads OUT FIFO: a process whose second thread writes its tid
 #   to OUT and exits once FIFO has a line; the process then sleeps.
-# helper spawn TID OUT CMD...: run CMD as a child of pid TID; once it
-#   ends, write to OUT its pid, the CPU time (ms) the kernel charged to
-#   it, and that plus the helper's own.
+# helper spawn TID OUT CMD...: run CMD in a child whose pid is TID;
+#   once it ends, write to OUT its pid, the CPU time (ms) the kernel
+#   charged to it, and that plus the helper's own.  Exits with 4 if the
+#   kernel cannot give a chosen pid (no clone3, or not privileged).
 cat >"$tmp/helper.py" <<'EOF'
-import ctypes, os, resource, sys, threading, time
+import ctypes, errno, os, resource, signal, sys, threading, time
 
 def cpu_ms(ru):
     return (ru.ru_utime + ru.ru_stime) * 1000
@@ -42,16 +43,18 @@ def threads(out, fifo):
 def spawn(tid, out, argv):
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
+    libc.syscall.argtypes = [ctypes.c_long, ctypes.c_void_p, ctypes.c_size_t]
     want = (ctypes.c_int32 * 1)(tid)
     # struct clone_args: flags, pidfd, child_tid, parent_tid,
-    # exit_signal (SIGCHLD), stack, stack_size, tls, set_tid,
-    # set_tid_size, cgroup
-    args = (ctypes.c_uint64 * 11)(0, 0, 0, 0, 17, 0, 0, 0,
+    # exit_signal, stack, stack_size, tls, set_tid, set_tid_size, cgroup
+    args = (ctypes.c_uint64 * 11)(0, 0, 0, 0, signal.SIGCHLD, 0, 0, 0,
                                   ctypes.addressof(want), 1, 0)
     pid = libc.syscall(435, ctypes.byref(args), ctypes.sizeof(args))
     if pid < 0:
         err = ctypes.get_errno()
-        sys.exit("clone3 with set_tid %d: %s" % (tid, os.strerror(err)))
+        print("clone3 with set_tid %d: %s" % (tid, os.strerror(err)),
+              file=sys.stderr)
+        sys.exit(4 if err in (errno.ENOSYS, errno.EPERM) else 1)
     if pid == 0:
         try:
             os.execvp(argv[0], argv)
@@ -83,6 +86,11 @@ thread_gone() {
 	[ ! -e "/proc/$x/task/$tid" ]
 }
 
+# roots N: the sessions have registered N root tasks in all
+roots() {
+	[ "$(bperf_entries "$(bperf_attr_map)_dir/bperf_roots")" = "$1" ]
+}
+
 # field N FILE: the Nth number a spawn helper wrote
 field() {
 	cut -d' ' -f"$1" "$2"
@@ -98,8 +106,20 @@ echo "process $x, second thread $tid"
 
 task_session a "$x"
 a=$session
+bperf_until 60 roots 2 || bperf_fail "session A did not register both threads"
 echo exit >"$tmp/exit"
 bperf_until 30 thread_gone || bperf_fail "thread $tid did not exit"
+# A's registration keeps the entry of the thread that exited
+[ "$(bperf_entries "$(bperf_attr_map)_dir/bperf_tasks")" = 2 ] ||
+	bperf_fail "want the entries of both threads of $x kept for A"
+
+# Can this kernel give the tid to a new task?
+python3 "$tmp/helper.py" spawn "$tid" "$tmp/probe.ru" true 2>"$tmp/probe.err"
+case $? in
+0) ;;
+4) bperf_skip "$(cat "$tmp/probe.err")" ;;
+*) bperf_fail "$(cat "$tmp/probe.err")" ;;
+esac
 
 # A workload whose child gets the tid: the session follows the fork.
 bperf_stat c -e task-clock -- python3 "$tmp/helper.py" spawn "$tid" "$tmp/w.ru" \
@@ -133,6 +153,7 @@ bperf_until 30 test -e "/proc/$tid" ||
 	bperf_fail "no new task of tid $tid: $(cat "$tmp/p.spawn")"
 task_session b "$tid"
 b=$session
+bperf_until 60 roots 3 || bperf_fail "session B did not register tid $tid"
 echo go >"$tmp/go"
 
 # A ends while the new task runs and is tracked for B: A counted its

@@ -25,9 +25,8 @@ extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
 extern void bpf_task_release(struct task_struct *p) __ksym;
 
 /*
- * Is the task of 'tid' and 'start' gone, or past the point where its
- * exit hook may run?  Taking the task is a fully ordered atomic: an
- * entry added before is seen by an exit hook that runs after.
+ * Is the task of 'tid' and 'start' gone (reaped, its tid maybe reused
+ * since), or past the point where its exit hook may run?
  */
 static __always_inline bool bperf_exiting(__u32 tid, __u64 start)
 {
@@ -199,13 +198,17 @@ int bperf_root(struct bperf_root_op *op)
 			if (err)
 				return err == -EEXIST ? -EAGAIN : err;
 			/*
-			 * If the task is exiting, its exit hook may have run
-			 * before the entry existed, and perf may still see it
-			 * running: do what the hook does.  perf drops the
-			 * root's reference as usual.
+			 * If the task is exiting or gone, its exit hook may
+			 * have run before the entry existed: do what the hook
+			 * does.  perf drops the root's reference as usual.
+			 * The fetching atomic is a full barrier between the
+			 * insert and the look at the task; the exit path has
+			 * one between setting PF_EXITING and the hook, so
+			 * one side at least sees the other.
 			 */
 			t = bpf_map_lookup_elem(&bperf_tasks, &key);
-			if (t && bperf_exiting(op->tid, op->start))
+			if (t && __sync_fetch_and_add(&t->alive, 0) &&
+			    bperf_exiting(op->tid, op->start))
 				bperf_gone(t, key);
 			return 0;
 		}
