@@ -21,22 +21,24 @@
  * reads, a session runs bperf_read on each CPU it counts (a test run):
  * it reads the events of every active slot on that CPU.  Sessions that
  * count tasks also need to know who ran: while one exists, bperf_switch
- * is attached to sched_switch and does the same for the slots of such
- * sessions only.  So CPU-wide sessions cost nothing per context switch,
- * and the cost per switch of task sessions grows with the number of
- * slots, not with the number of sessions.
+ * is attached to sched_switch and reads the slots of such sessions only,
+ * for the task leaving the CPU.  So CPU-wide sessions cost nothing per
+ * context switch, and the cost per switch of task sessions grows with
+ * the number of slots, not with the number of sessions.
  *
  *                     kernel                            |  perf stat
  *                                                       |  sessions
- *  test run on a ----> bperf_read: every active slot    |
- *  CPU (before a       bperf_switch: task slots only    |
- *  read)        ---+   for each slot s:                 |
- *  sched_switch ---+     now = bperf_events[s, cpu] <---|-- opened once per
- *  (task sessions        d = now - prev[cpu][s]         |   slot and CPU by
- *  only)                 prev[cpu][s] = now             |   the session that
- *                        totals[s][cpu] += d  ----------|-> -a/-C: totals
- *                        if current is tracked for s:   |   minus a snapshot
- *                          tasks[task, s].own += d --+  |   taken at enable
+ *  test run on a ----> bperf_read, for each slot s:     |
+ *  CPU (before a         now = bperf_events[s, cpu] <---|-- opened once per
+ *  read)                 totals[s][cpu] +=              |   slot and CPU by
+ *                          now - prev[cpu][s] ----------|-> -a/-C: totals
+ *                        then as below for current      |   minus a snapshot
+ *  sched_switch -----> bperf_switch, for each slot s    |   taken at enable
+ *  (task sessions      of a task session:               |
+ *  only)                 now = bperf_events[s, cpu]     |
+ *                        if the task leaving is tracked:|
+ *                          tasks[task, s].own +=        |
+ *                            now - tprev[cpu][s] ----+  |
  *                                                    |  |
  *  task_newtask -----> bperf_fork: the child of a     v |
  *                      tracked task is tracked,   tasks |
@@ -60,8 +62,10 @@
  *                  in the same program run, so at the same instant on a
  *                  CPU), slot generations, the slots counting tasks, and
  *                  perf's bookkeeping: ids of the programs and links.
- *  bperf_cpu       per CPU: the previous reading of each slot, counts of
- *                  folds begun and done, and of children left untracked.
+ *  bperf_cpu       per CPU: the previous reading of each slot for the
+ *                  totals (prev) and for the task on the CPU (tprev),
+ *                  how long that task had run then, counts of folds
+ *                  begun and done, and of children left untracked.
  *  bperf_totals    per CPU and slot: all the slot counted on that CPU.
  *  bperf_tasks     (tid, slot, start time) -> own, folded, anchor,
  *                  references.
@@ -93,10 +97,18 @@
  *
  * CPU sessions (-a, -C) need no state in BPF at all: the value is the
  * slot's per-CPU total now minus the total when counting was enabled.
- * A slot's previous reading on a CPU moves only when a program reads the
- * slot there, whichever program and however long ago: the differences
- * add up to the event's count since the first reading, which the
- * enabling session's test run makes.
+ * Only reads move the totals and the previous readings they start from,
+ * so the differences add up to the event's count since the first
+ * reading, which the enabling session's test run makes.  Task slots
+ * keep a second previous reading per CPU (tprev), which every reading
+ * for a task moves: at sched_switch, at exit, and in reads for the task
+ * they interrupt.
+ *
+ * The slots of an all-software group (ctl->sw_slots) never multiplex.
+ * For them the task hooks read the count alone, the cheaper read, and
+ * charge the time the task ran (se.sum_exec_runtime, which the scheduler
+ * brings up to date for the task leaving the CPU before sched_switch) as
+ * time enabled and running.  Reads take all three from the event.
  *
  * Sharing.  Sessions find each other through the attr map, pinned at the
  * --bpf-attr-map path, by default /sys/fs/bpf/bperf_attr_map (not
@@ -122,10 +134,8 @@
  * opened per CPU as a perf group whose leader starts disabled and is
  * enabled once the group is whole (a sibling added to a running CPU group
  * would not be scheduled).  A test run that interrupts the exit program on
- * the same CPU (IRQs are on there) reads only the slots the exit program
- * does not, so a previous reading is never used twice; CPU-wide counts stay
- * exact, a task slot's total may lag behind by the interrupted task's last
- * stretch on that CPU.  An exited task is folded into its anchor in two
+ * the same CPU (IRQs are on there) leaves the task readings to it, so a
+ * previous reading is never used twice.  An exited task is folded into its anchor in two
  * steps (delete, add): perf reads the tasks map again if a fold was under
  * way or began meanwhile.
  *
@@ -1074,6 +1084,7 @@ static void bperf_slot_free(__u32 slot)
 	}
 	bperf.ctl.nr_active = j;
 	bperf.ctl.task_slots &= ~(1ULL << slot);
+	bperf.ctl.sw_slots &= ~(1ULL << slot);
 	bperf_ctl_write();
 
 	for (i = 0; i < (__u32)bperf.cpus.nr_ids; i++) {
@@ -1510,10 +1521,6 @@ static int bperf_get_programs(void)
  */
 static int bperf_links_get(void)
 {
-	/* raw_tp needs the name, tp_btf programs have it from BTF */
-	static const char *const tp[BPERF_NR_LINKS] = {
-		[BPERF_PROG_SWITCH] = "sched_switch",
-	};
 	int i, fd;
 
 	for (i = 0; i < BPERF_NR_LINKS; i++) {
@@ -1533,7 +1540,8 @@ static int bperf_links_get(void)
 			fd = -1;
 		}
 		if (fd < 0) {
-			fd = bpf_raw_tracepoint_open(tp[i], bperf.prog_fd[i]);
+			/* tp_btf programs know their tracepoint */
+			fd = bpf_raw_tracepoint_open(NULL, bperf.prog_fd[i]);
 			if (fd < 0) {
 				bperf_report(-errno, "cannot attach a BPF program",
 					     NULL);
@@ -1940,6 +1948,7 @@ static int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 	struct bperf_slot rec;
 	struct bperf_val *zeroes;
 	int i, found = 0, taken = 0, err;
+	bool sw = true;
 	__u32 s;
 
 	bperf_make_keys(leader, keys, n);
@@ -1969,6 +1978,8 @@ static int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 			return -1;
 		}
 		/* reserve them; a new generation makes BPF start afresh */
+		for (i = 0; i < n; i++)
+			sw &= keys[i].attr.type == PERF_TYPE_SOFTWARE;
 		for (i = 0; i < n; i++) {
 			memset(&rec, 0, sizeof(rec));
 			rec.key = keys[i];
@@ -1979,6 +1990,10 @@ static int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 				goto undo;
 			}
 			bperf.ctl.gen[slots[i]]++;
+			if (sw)
+				bperf.ctl.sw_slots |= 1ULL << slots[i];
+			else
+				bperf.ctl.sw_slots &= ~(1ULL << slots[i]);
 		}
 		if (bperf_ctl_write())
 			goto undo;

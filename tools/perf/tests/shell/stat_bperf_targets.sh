@@ -6,7 +6,8 @@
 # the same thing, one after the other or, for -p and -t, the same process
 # at the same time.  Sessions at the same time must agree on the count;
 # sessions one after the other on the CPUs utilized (the count over the
-# session's own elapsed time).
+# session's own elapsed time).  A task session's time running is the
+# time its tasks ran: task-clock again.
 
 set -u
 # shellcheck source=lib/bperf.sh
@@ -27,6 +28,7 @@ for opt in -p -t; do
 	bperf_both task -e task-clock "$opt" "$pid"
 	bperf_check "task-clock $opt" "$(bperf_get task_ref task-clock)" \
 		"$(bperf_get task task-clock)" 10
+	bperf_check_running "task-clock $opt" task task-clock 10
 done
 
 # A workload: one after the other, each spinning for 2 s of wall time.
@@ -34,6 +36,7 @@ spin="timeout 2 sh -c 'while :; do :; done'"
 bperf_stat work -e task-clock -- sh -c "$spin"
 plain_stat work_ref -e task-clock -- sh -c "$spin"
 bperf_check_util "task-clock workload" work_ref work task-clock 10
+bperf_check_running "task-clock workload" work task-clock 10
 
 # perf stat -r: each run has its own workload process.
 bperf_stat rep -r 2 -e task-clock -- sh -c "$spin"

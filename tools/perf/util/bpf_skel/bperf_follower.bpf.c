@@ -132,6 +132,7 @@ int BPF_PROG(bperf_exit, struct task_struct *task)
 	struct bperf_task_key key;
 	struct bperf_task *t;
 	struct bperf_ctl *ctl;
+	struct bperf_cpu *pc;
 	__u32 zero = 0, nr, i;
 
 	ctl = bpf_map_lookup_elem(&bperf_ctl, &zero);
@@ -139,7 +140,12 @@ int BPF_PROG(bperf_exit, struct task_struct *task)
 		return 0;
 
 	/* what it counted since it last left a CPU */
-	bperf_account(task, false);
+	pc = bpf_map_lookup_elem(&bperf_cpu, &zero);
+	if (pc)
+		*(volatile __u64 *)&pc->exiting = 1;
+	bperf_task_hook(task, NULL);
+	if (pc)
+		*(volatile __u64 *)&pc->exiting = 0;
 
 	key.tid = task->pid;
 	key.start = bperf_start(task);

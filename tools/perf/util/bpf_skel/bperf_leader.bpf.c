@@ -47,23 +47,86 @@ struct {
  * Run by perf with BPF_PROG_TEST_RUN on each CPU it is about to read,
  * never attached: this is all a CPU-wide session (-a, -C) costs.  Only
  * raw tracepoint programs can be test-run on a given CPU.
+ *
+ * It reads every active slot on this CPU and adds what each counted
+ * since the previous read here to the CPU total.  The slots of task-mode
+ * sessions also go to the task the IPI interrupted, as in
+ * bperf_task_hook(), unless that is the exit hook (IRQs are on there):
+ * then the hook, which has the task's previous readings in hand, gives
+ * the task its last stretch.
  */
 SEC("raw_tp")
 int bperf_read(void *ctx)
 {
-	bperf_account(bpf_get_current_task_btf(), true);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct bpf_perf_event_value now;
+	struct bperf_task_key key;
+	struct bperf_ctl *ctl;
+	struct bperf_cpu *pc;
+	__u32 zero = 0, cpu, nr, i;
+	__u64 ran = 0;
+	bool tasks;
+
+	ctl = bpf_map_lookup_elem(&bperf_ctl, &zero);
+	pc = bpf_map_lookup_elem(&bperf_cpu, &zero);
+	if (!ctl || !pc)
+		return 0;
+
+	key.tid = task->pid;
+	key.start = bperf_start(task);
+	tasks = !pc->exiting;
+	if (tasks)
+		ran = bperf_ran(pc, task, NULL);
+	cpu = bpf_get_smp_processor_id();
+	nr = ctl->nr_active;
+	for (i = 0; i < BPERF_MAX_SLOTS; i++) {
+		struct bperf_val d, *tot;
+		__u32 slot, gen;
+		__u64 bit;
+
+		if (i >= nr)
+			break;
+		slot = ctl->active[i] & (BPERF_MAX_SLOTS - 1);
+		gen = ctl->gen[slot];
+		if (!bperf_read_value(ctl, slot, gen, cpu, &now))
+			continue;
+		/* the verifier forgets bounds across the helper call */
+		slot &= BPERF_MAX_SLOTS - 1;
+		bit = 1ULL << slot;
+
+		key.slot = slot;	/* the stack copy loses the bounds */
+		tot = bpf_map_lookup_elem(&bperf_totals, &key.slot);
+		if (tot && bperf_diff(&pc->prev[slot], gen,
+				      (struct bperf_val *)&now, &d)) {
+			tot->counter += d.counter;
+			tot->enabled += d.enabled;
+			tot->running += d.running;
+		}
+
+		if (!tasks || !(ctl->task_slots & bit))
+			continue;
+		if (!bperf_diff(&pc->tprev[slot], gen,
+				(struct bperf_val *)&now, &d))
+			continue;
+		if (ctl->sw_slots & bit) {
+			d.enabled = ran;
+			d.running = ran;
+		}
+		bperf_charge(&key, slot, &d);
+	}
 	return 0;
 }
 
 /*
  * Attached only while a session counts tasks (-p, -t, a workload): the
  * task leaving the CPU gets what its slots counted since the last
- * reading.  At the tracepoint 'current' is still that task.
+ * reading.
  */
-SEC("raw_tp/sched_switch")
-int bperf_switch(void *ctx)
+SEC("tp_btf/sched_switch")
+int BPF_PROG(bperf_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
 {
-	bperf_account(bpf_get_current_task_btf(), false);
+	bperf_task_hook(prev, next);
 	return 0;
 }
 

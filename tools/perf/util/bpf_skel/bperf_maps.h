@@ -57,17 +57,32 @@ struct {
 } bperf_tasks SEC(".maps");
 
 /*
- * perf's minimal vmlinux.h leaves out task_struct::start_time: this
- * flavour names it, and CO-RE finds it in the running kernel.
+ * perf's minimal vmlinux.h leaves out these task_struct fields: the
+ * flavours name them, and CO-RE finds them in the running kernel.
  */
+struct sched_entity___bperf {
+	u64 sum_exec_runtime;
+} __attribute__((preserve_access_index));
+
 struct task_struct___bperf {
 	u64 start_time;
+	struct sched_entity___bperf se;
 } __attribute__((preserve_access_index));
 
 /* When the task was forked: with its tid, what tells it from others. */
 static __always_inline __u64 bperf_start(struct task_struct *task)
 {
 	return ((struct task_struct___bperf *)task)->start_time;
+}
+
+/*
+ * How long the task ran.  The scheduler brings it up to date for the
+ * task leaving the CPU before sched_switch fires; for a running task it
+ * may lag by up to a tick, which the task's next reading makes up for.
+ */
+static __always_inline __u64 bperf_runtime(struct task_struct *task)
+{
+	return ((struct task_struct___bperf *)task)->se.sum_exec_runtime;
 }
 
 static __always_inline void bperf_val_add(struct bperf_val *to,
@@ -79,109 +94,155 @@ static __always_inline void bperf_val_add(struct bperf_val *to,
 }
 
 /*
- * Read active slots on this CPU and charge what each counted since its
- * previous reading here to the CPU total and, if the slot counts tasks
- * and 'task' is tracked for it, to that task.  At sched_switch and at
- * exit 'task' is the task leaving the CPU; in a BPF_PROG_TEST_RUN on
- * another CPU it is the task the IPI interrupted.
- *
- * A read (the test run before perf reads) takes every slot.  The hooks
- * that follow tasks take only the slots some task-mode session uses:
- * the other slots' previous reading and total move only when perf reads
- * them, and the differences still add up to the same total.  A read that
- * lands while the exit hook is in here on the same CPU (IRQs are on
- * there) takes only the slots the hook does not, so that no previous
- * reading is used twice: the slots no task session uses are read to the
- * instant, the others as the hook left them.
+ * 'now' minus the previous reading, in 'd', and 'now' becomes the
+ * previous reading.  The first reading of a slot generation only sets
+ * the base: false.
  */
-static __always_inline void bperf_account(struct task_struct *task,
-					  bool read)
+static __always_inline bool bperf_diff(struct bperf_prev *prev, __u32 gen,
+				       const struct bperf_val *now,
+				       struct bperf_val *d)
 {
-	struct bperf_ctl *ctl;
+	if (prev->gen != gen) {
+		prev->gen = gen;
+		prev->v = *now;
+		return false;
+	}
+	d->counter = now->counter - prev->v.counter;
+	d->enabled = now->enabled - prev->v.enabled;
+	d->running = now->running - prev->v.running;
+	prev->v = *now;
+	return true;
+}
+
+/*
+ * Read the count and times of 'slot' on this CPU.  perf bumps the
+ * generation before it installs the events of a reused slot: a reading
+ * from the new events never meets the old generation, and the first one
+ * only sets a base.  'gen' is the generation taken before the read: if
+ * it changed meanwhile, the reading may come from either event and is
+ * dropped (false).
+ */
+static __always_inline bool bperf_read_value(struct bperf_ctl *ctl,
+					     __u32 slot, __u32 gen, __u32 cpu,
+					     struct bpf_perf_event_value *now)
+{
+	if (bpf_perf_event_read_value(&bperf_events,
+				      slot * bperf_nr_ids + cpu,
+				      now, sizeof(*now)))
+		return false;
+	slot &= BPERF_MAX_SLOTS - 1;
+	return *(volatile __u32 *)&ctl->gen[slot] == gen;
+}
+
+/*
+ * How long 'task', on this CPU since its previous charge here, ran; and
+ * the start of the next stretch, for 'next' if the CPU changes hands.
+ */
+static __always_inline __u64 bperf_ran(struct bperf_cpu *pc,
+				       struct task_struct *task,
+				       struct task_struct *next)
+{
+	__u64 rt = bperf_runtime(task), ran = 0;
+
+	if (pc->seg_tid == task->pid && rt > pc->seg_runtime)
+		ran = rt - pc->seg_runtime;
+	if (next) {
+		pc->seg_tid = next->pid;
+		pc->seg_runtime = bperf_runtime(next);
+	} else {
+		pc->seg_tid = task->pid;
+		pc->seg_runtime = rt;
+	}
+	return ran;
+}
+
+/* Give 'd' of 'slot' to the task of 'key' if it is tracked for the slot. */
+static __always_inline void bperf_charge(struct bperf_task_key *key,
+					 __u32 slot, const struct bperf_val *d)
+{
+	struct bperf_task *t;
+
+	if (!key->tid)
+		return;
+	key->slot = slot;
+	t = bpf_map_lookup_elem(&bperf_tasks, key);
+	if (t && !t->exited)
+		bperf_val_add(&t->own, d);
+}
+
+/*
+ * The task hooks: give 'task', leaving the CPU for 'next' (at
+ * sched_switch) or exiting ('next' NULL), what the slots of task-mode
+ * sessions counted since their previous reading for the task on this
+ * CPU.  Software slots (ctl->sw_slots) never multiplex: their count is
+ * read alone, and the task gets the time it ran as time enabled and
+ * running.  The CPU totals are left to reads (bperf_read).
+ */
+static __always_inline void bperf_task_hook(struct task_struct *task,
+					    struct task_struct *next)
+{
+	struct bpf_perf_event_value now;
 	struct bperf_task_key key;
+	struct bperf_ctl *ctl;
 	struct bperf_cpu *pc;
 	__u32 zero = 0, cpu, nr, i;
-	bool nested = false;
-	__u64 want;
+	__u64 ran;
 
 	ctl = bpf_map_lookup_elem(&bperf_ctl, &zero);
 	pc = bpf_map_lookup_elem(&bperf_cpu, &zero);
 	if (!ctl || !pc)
 		return;
-	if (pc->busy_slots) {
-		if (!read)
-			return;
-		nested = true;
-		want = ~pc->busy_slots;
-	} else {
-		want = read ? ~0ULL : ctl->task_slots;
-		pc->busy_slots = want;
-	}
 
 	key.tid = task->pid;
 	key.start = bperf_start(task);
+	ran = bperf_ran(pc, task, next);
 	cpu = bpf_get_smp_processor_id();
 	nr = ctl->nr_active;
 	for (i = 0; i < BPERF_MAX_SLOTS; i++) {
-		struct bpf_perf_event_value now;
-		struct bperf_prev *prev;
-		struct bperf_task *t;
-		struct bperf_val d, *tot;
+		struct bperf_val d;
 		__u32 slot, gen;
+		__u64 bit;
+		long c;
 
 		if (i >= nr)
 			break;
 		slot = ctl->active[i] & (BPERF_MAX_SLOTS - 1);
-		if (!(want & (1ULL << slot)))
+		bit = 1ULL << slot;
+		if (!(ctl->task_slots & bit))
 			continue;
-		/*
-		 * perf bumps the generation before it installs the events of
-		 * a reused slot: a reading from the new events never meets
-		 * the old generation, and the first one only sets a base.
-		 * Take the generation before reading and skip the reading if
-		 * it changed meanwhile: it may come from either event.
-		 */
+		/* see bperf_read_value() for the generation check */
 		gen = ctl->gen[slot];
-		if (bpf_perf_event_read_value(&bperf_events,
-					      slot * bperf_nr_ids + cpu,
-					      &now, sizeof(now)))
-			continue;
-		/* the verifier forgets bounds across the helper call */
-		slot &= BPERF_MAX_SLOTS - 1;
-		if (*(volatile __u32 *)&ctl->gen[slot] != gen)
-			continue;
-		prev = &pc->prev[slot];
-		if (prev->gen != gen) {
-			prev->gen = gen;
-			prev->v.counter = now.counter;
-			prev->v.enabled = now.enabled;
-			prev->v.running = now.running;
-			continue;
-		}
-		d.counter = now.counter - prev->v.counter;
-		d.enabled = now.enabled - prev->v.enabled;
-		d.running = now.running - prev->v.running;
-		prev->v.counter = now.counter;
-		prev->v.enabled = now.enabled;
-		prev->v.running = now.running;
+		if (ctl->sw_slots & bit) {
+			struct bperf_prev *tp;
 
-		tot = bpf_map_lookup_elem(&bperf_totals, &slot);
-		if (tot) {
-			tot->counter += d.counter;
-			tot->enabled += d.enabled;
-			tot->running += d.running;
+			c = bpf_perf_event_read(&bperf_events,
+						slot * bperf_nr_ids + cpu);
+			/* an error is a small negative number */
+			if ((unsigned long)c >= -4095UL)
+				continue;
+			slot &= BPERF_MAX_SLOTS - 1;
+			if (*(volatile __u32 *)&ctl->gen[slot] != gen)
+				continue;
+			tp = &pc->tprev[slot];
+			if (tp->gen != gen) {
+				tp->gen = gen;
+				tp->v.counter = c;
+				continue;
+			}
+			d.counter = c - tp->v.counter;
+			d.enabled = ran;
+			d.running = ran;
+			tp->v.counter = c;
+		} else {
+			if (!bperf_read_value(ctl, slot, gen, cpu, &now))
+				continue;
+			slot &= BPERF_MAX_SLOTS - 1;
+			if (!bperf_diff(&pc->tprev[slot], gen,
+					(struct bperf_val *)&now, &d))
+				continue;
 		}
-
-		if (!key.tid || !(ctl->task_slots & (1ULL << slot)))
-			continue;
-		key.slot = slot;
-		t = bpf_map_lookup_elem(&bperf_tasks, &key);
-		if (t && !t->exited)
-			bperf_val_add(&t->own, &d);
+		bperf_charge(&key, slot, &d);
 	}
-	/* a nested read leaves the hook it interrupted in charge */
-	if (!nested)
-		pc->busy_slots = 0;
 }
 
 /*

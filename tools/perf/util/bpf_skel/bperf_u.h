@@ -9,7 +9,7 @@
 #define __BPERF_U_H
 
 /* Layout version, stored in the control map by whoever created it. */
-#define BPERF_MAGIC		0x62706635	/* "bpf5" */
+#define BPERF_MAGIC		0x62706636	/* "bpf6" */
 
 /* Distinct events counted at once, by all sessions together. */
 #define BPERF_MAX_SLOTS		64
@@ -37,7 +37,7 @@ struct bperf_prev {
 
 /* Per-CPU state of the accounting programs (one element, per-CPU map). */
 struct bperf_cpu {
-	__u64 busy_slots;		/* slots bperf_account() reads, 0: none */
+	__u64 exiting;			/* the exit hook is charging a task */
 	/*
 	 * Folds of an exited task into its anchor begun and done here: a
 	 * reader of the tasks map that saw them differ, or change, may
@@ -46,7 +46,18 @@ struct bperf_cpu {
 	__u64 folds_begun;
 	__u64 folds_done;
 	__u64 untracked;		/* children the full tasks map missed */
+	/*
+	 * The task this CPU's last charge was for, and how long it had run
+	 * then (se.sum_exec_runtime): software slots charge a task the time
+	 * it ran as time enabled and running.
+	 */
+	__u64 seg_runtime;
+	__u32 seg_tid;
+	__u32 pad;
+	/* last reading of each slot here: for the CPU totals, by reads */
 	struct bperf_prev prev[BPERF_MAX_SLOTS];
+	/* ... for the task on the CPU, by reads and the task hooks */
+	struct bperf_prev tprev[BPERF_MAX_SLOTS];
 };
 
 /* The programs perf loads, and which of them it attaches. */
@@ -70,6 +81,13 @@ struct bperf_ctl {
 	__u32 nr_active;
 	__u32 unused;
 	__u64 task_slots;		/* slots some task-mode session uses */
+	/*
+	 * Slots whose group is all software events.  Those never
+	 * multiplex, so on context switches the programs read their count
+	 * alone, the cheaper read, and take the time a task ran from the
+	 * scheduler.
+	 */
+	__u64 sw_slots;
 	__u32 active[BPERF_MAX_SLOTS];	/* slots to read, groups adjacent */
 	__u32 gen[BPERF_MAX_SLOTS];	/* bumped each time a slot is reused */
 	/*
