@@ -64,8 +64,8 @@
  *                  perf's bookkeeping: ids of the programs and links.
  *  bperf_cpu       per CPU: the previous reading of each slot for the
  *                  totals (prev) and for the task on the CPU (tprev),
- *                  how long that task had run then, counts of folds
- *                  begun and done, and of children left untracked.
+ *                  when a task was last charged, counts of folds begun
+ *                  and done, and of children left untracked.
  *  bperf_totals    per CPU and slot: all the slot counted on that CPU.
  *  bperf_tasks     (tid, slot, start time) -> own, folded, anchor,
  *                  references.
@@ -106,9 +106,10 @@
  *
  * The slots of an all-software group (ctl->sw_slots) never multiplex.
  * For them the task hooks read the count alone, the cheaper read, and
- * charge the time the task ran (se.sum_exec_runtime, which the scheduler
- * brings up to date for the task leaving the CPU before sched_switch) as
- * time enabled and running.  Reads take all three from the event.
+ * charge a task the time since its CPU last charged one (a stretch of
+ * bpf_ktime_get_ns() that every charge ends and starts) as time enabled
+ * and running; reads do the same for the task they find on the CPU.  The
+ * CPU totals take all three from the event.
  *
  * Sharing.  Sessions find each other through the attr map, pinned at the
  * --bpf-attr-map path, by default /sys/fs/bpf/bperf_attr_map (not
@@ -134,8 +135,9 @@
  * opened per CPU as a perf group whose leader starts disabled and is
  * enabled once the group is whole (a sibling added to a running CPU group
  * would not be scheduled).  A test run that interrupts the exit program on
- * the same CPU (IRQs are on there) leaves the task readings to it, so a
- * previous reading is never used twice.  An exited task is folded into its anchor in two
+ * the same CPU (IRQs are on there) leaves the task readings to it, and
+ * one that interrupts another read reads nothing, so a previous reading is
+ * never used twice.  An exited task is folded into its anchor in two
  * steps (delete, add): perf reads the tasks map again if a fold was under
  * way or began meanwhile.
  *
@@ -1084,7 +1086,6 @@ static void bperf_slot_free(__u32 slot)
 	}
 	bperf.ctl.nr_active = j;
 	bperf.ctl.task_slots &= ~(1ULL << slot);
-	bperf.ctl.sw_slots &= ~(1ULL << slot);
 	bperf_ctl_write();
 
 	for (i = 0; i < (__u32)bperf.cpus.nr_ids; i++) {

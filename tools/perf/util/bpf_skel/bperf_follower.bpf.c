@@ -139,13 +139,13 @@ int BPF_PROG(bperf_exit, struct task_struct *task)
 	if (!ctl || !ctl->task_slots)
 		return 0;
 
-	/* what it counted since it last left a CPU */
+	/* what it counted since its last reading on this CPU */
 	pc = bpf_map_lookup_elem(&bperf_cpu, &zero);
 	if (pc)
-		*(volatile __u64 *)&pc->exiting = 1;
-	bperf_task_hook(task, NULL);
+		bperf_flag(&pc->exiting, 1);
+	bperf_task_hook(task);
 	if (pc)
-		*(volatile __u64 *)&pc->exiting = 0;
+		bperf_flag(&pc->exiting, 0);
 
 	key.tid = task->pid;
 	key.start = bperf_start(task);

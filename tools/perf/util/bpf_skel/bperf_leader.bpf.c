@@ -50,10 +50,14 @@ struct {
  *
  * It reads every active slot on this CPU and adds what each counted
  * since the previous read here to the CPU total.  The slots of task-mode
- * sessions also go to the task the IPI interrupted, as in
- * bperf_task_hook(), unless that is the exit hook (IRQs are on there):
- * then the hook, which has the task's previous readings in hand, gives
- * the task its last stretch.
+ * sessions also go to the task on the CPU, as in bperf_task_hook(),
+ * unless the read interrupts the exit hook (IRQs are on there): then the
+ * hook, which has the task's previous readings in hand, gives the task
+ * its last stretch.  A read can interrupt another one too: perf's test
+ * run on the CPU it runs on happens in place, with IRQs on, and another
+ * session's IPI may land in it.  The nested read then reads nothing and
+ * leaves the CPU to the one it interrupted, so its session sees that
+ * CPU as of an instant earlier.
  */
 SEC("raw_tp")
 int bperf_read(void *ctx)
@@ -72,11 +76,16 @@ int bperf_read(void *ctx)
 	if (!ctl || !pc)
 		return 0;
 
+	/* a read interrupting one here leaves it to finish */
+	if (pc->reading)
+		return 0;
+	bperf_flag(&pc->reading, 1);
+
 	key.tid = task->pid;
 	key.start = bperf_start(task);
 	tasks = !pc->exiting;
 	if (tasks)
-		ran = bperf_ran(pc, task, NULL);
+		ran = bperf_ran(pc);
 	cpu = bpf_get_smp_processor_id();
 	nr = ctl->nr_active;
 	for (i = 0; i < BPERF_MAX_SLOTS; i++) {
@@ -94,7 +103,8 @@ int bperf_read(void *ctx)
 		slot &= BPERF_MAX_SLOTS - 1;
 		bit = 1ULL << slot;
 
-		key.slot = slot;	/* the stack copy loses the bounds */
+		/* a key of its own would lose the bounds of 'slot' */
+		key.slot = slot;
 		tot = bpf_map_lookup_elem(&bperf_totals, &key.slot);
 		if (tot && bperf_diff(&pc->prev[slot], gen,
 				      (struct bperf_val *)&now, &d)) {
@@ -114,6 +124,7 @@ int bperf_read(void *ctx)
 		}
 		bperf_charge(&key, slot, &d);
 	}
+	bperf_flag(&pc->reading, 0);
 	return 0;
 }
 
@@ -126,7 +137,7 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(bperf_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
-	bperf_task_hook(prev, next);
+	bperf_task_hook(prev);
 	return 0;
 }
 

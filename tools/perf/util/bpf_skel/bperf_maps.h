@@ -57,16 +57,11 @@ struct {
 } bperf_tasks SEC(".maps");
 
 /*
- * perf's minimal vmlinux.h leaves out these task_struct fields: the
- * flavours name them, and CO-RE finds them in the running kernel.
+ * perf's minimal vmlinux.h leaves out task_struct::start_time: this
+ * flavour names it, and CO-RE finds it in the running kernel.
  */
-struct sched_entity___bperf {
-	u64 sum_exec_runtime;
-} __attribute__((preserve_access_index));
-
 struct task_struct___bperf {
 	u64 start_time;
-	struct sched_entity___bperf se;
 } __attribute__((preserve_access_index));
 
 /* When the task was forked: with its tid, what tells it from others. */
@@ -76,13 +71,14 @@ static __always_inline __u64 bperf_start(struct task_struct *task)
 }
 
 /*
- * How long the task ran.  The scheduler brings it up to date for the
- * task leaving the CPU before sched_switch fires; for a running task it
- * may lag by up to a tick, which the task's next reading makes up for.
+ * Set a per-CPU flag that a read, arriving by IPI on this CPU, looks
+ * at: the compiler must not move the accesses it guards across it.
  */
-static __always_inline __u64 bperf_runtime(struct task_struct *task)
+static __always_inline void bperf_flag(__u32 *flag, __u32 val)
 {
-	return ((struct task_struct___bperf *)task)->se.sum_exec_runtime;
+	asm volatile("" ::: "memory");
+	*(volatile __u32 *)flag = val;
+	asm volatile("" ::: "memory");
 }
 
 static __always_inline void bperf_val_add(struct bperf_val *to,
@@ -135,24 +131,15 @@ static __always_inline bool bperf_read_value(struct bperf_ctl *ctl,
 }
 
 /*
- * How long 'task', on this CPU since its previous charge here, ran; and
- * the start of the next stretch, for 'next' if the CPU changes hands.
+ * How long the task on this CPU ran since the CPU last charged a task:
+ * every charge, at sched_switch, at exit or in a read, ends one stretch
+ * and starts the next.
  */
-static __always_inline __u64 bperf_ran(struct bperf_cpu *pc,
-				       struct task_struct *task,
-				       struct task_struct *next)
+static __always_inline __u64 bperf_ran(struct bperf_cpu *pc)
 {
-	__u64 rt = bperf_runtime(task), ran = 0;
+	__u64 now = bpf_ktime_get_ns(), ran = now - pc->seg_start;
 
-	if (pc->seg_tid == task->pid && rt > pc->seg_runtime)
-		ran = rt - pc->seg_runtime;
-	if (next) {
-		pc->seg_tid = next->pid;
-		pc->seg_runtime = bperf_runtime(next);
-	} else {
-		pc->seg_tid = task->pid;
-		pc->seg_runtime = rt;
-	}
+	pc->seg_start = now;
 	return ran;
 }
 
@@ -171,15 +158,14 @@ static __always_inline void bperf_charge(struct bperf_task_key *key,
 }
 
 /*
- * The task hooks: give 'task', leaving the CPU for 'next' (at
- * sched_switch) or exiting ('next' NULL), what the slots of task-mode
- * sessions counted since their previous reading for the task on this
- * CPU.  Software slots (ctl->sw_slots) never multiplex: their count is
- * read alone, and the task gets the time it ran as time enabled and
- * running.  The CPU totals are left to reads (bperf_read).
+ * The task hooks: give 'task', leaving the CPU (sched_switch) or exiting,
+ * what the slots of task-mode sessions counted since their previous
+ * reading for the task on this CPU.  The slots of an all-software group
+ * (ctl->sw_slots) never multiplex: their count is read alone, and the
+ * task gets the time it ran as time enabled and running.  The CPU
+ * totals are left to reads (bperf_read).
  */
-static __always_inline void bperf_task_hook(struct task_struct *task,
-					    struct task_struct *next)
+static __always_inline void bperf_task_hook(struct task_struct *task)
 {
 	struct bpf_perf_event_value now;
 	struct bperf_task_key key;
@@ -195,7 +181,7 @@ static __always_inline void bperf_task_hook(struct task_struct *task,
 
 	key.tid = task->pid;
 	key.start = bperf_start(task);
-	ran = bperf_ran(pc, task, next);
+	ran = bperf_ran(pc);
 	cpu = bpf_get_smp_processor_id();
 	nr = ctl->nr_active;
 	for (i = 0; i < BPERF_MAX_SLOTS; i++) {

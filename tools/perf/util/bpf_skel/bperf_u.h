@@ -37,7 +37,8 @@ struct bperf_prev {
 
 /* Per-CPU state of the accounting programs (one element, per-CPU map). */
 struct bperf_cpu {
-	__u64 exiting;			/* the exit hook is charging a task */
+	__u32 reading;			/* bperf_read() runs here */
+	__u32 exiting;			/* the exit hook charges a task here */
 	/*
 	 * Folds of an exited task into its anchor begun and done here: a
 	 * reader of the tasks map that saw them differ, or change, may
@@ -47,13 +48,10 @@ struct bperf_cpu {
 	__u64 folds_done;
 	__u64 untracked;		/* children the full tasks map missed */
 	/*
-	 * The task this CPU's last charge was for, and how long it had run
-	 * then (se.sum_exec_runtime): software slots charge a task the time
-	 * it ran as time enabled and running.
+	 * bpf_ktime_get_ns() when this CPU last charged a task: software
+	 * slots charge the time since then as time enabled and running.
 	 */
-	__u64 seg_runtime;
-	__u32 seg_tid;
-	__u32 pad;
+	__u64 seg_start;
 	/* last reading of each slot here: for the CPU totals, by reads */
 	struct bperf_prev prev[BPERF_MAX_SLOTS];
 	/* ... for the task on the CPU, by reads and the task hooks */
