@@ -67,22 +67,23 @@
  *                  when a task was last charged, counts of folds begun
  *                  and done, and of children left untracked.
  *  bperf_totals    per CPU and slot: all the slot counted on that CPU.
- *  bperf_tasks     (tid, slot, start time) -> own, folded, anchor,
+ *  bperf_tasks     (pid inode number, slot) -> own, folded, anchor,
  *                  references.
  *  bperf_slots     slot -> its attr key and how many sessions use it.
  *  bperf_sessions  session id -> pid, start time and slots of the perf
  *                  process, to tell when a session died without cleaning
  *                  up (kill -9).
- *  bperf_roots     (session, tid, slot) -> start time of a registered
- *                  root, ditto.
+ *  bperf_roots     (session, tid, slot) -> pid inode number of a
+ *                  registered root, ditto.
  *
  * Per-CPU maps come to user space packed, one value for each possible
  * CPU in mask order, not indexed by CPU id: util/bperf_cpus.h.
  *
  * Task sessions.  perf registers the threads of its thread map as roots of
- * each of its slots.  A task is its tid and the time it was forked
- * (task_struct::start_time): an entry kept after its task exited never
- * stands for a later task that gets the same tid.  A task forked by a
+ * each of its slots.  A task is named by the inode number pidfs gives
+ * its struct pid (pid->ino), which unlike a tid is never reused: an entry
+ * kept after its task exited never stands for a later task that gets the
+ * same tid.  A task forked by a
  * tracked task is tracked too: its anchor is the parent if the parent is a
  * root that counts children, else the parent's anchor.  An entry lives
  * while something refers to it: the task itself until it exits, each
@@ -152,9 +153,9 @@
  * switch just after the tracepoint, so it lands in the next task's
  * share.  Sessions in other pid namespaces are taken for dead only once
  * the programs are gone, which every session holds.  A thread that is
- * not the group leader and calls execve() takes the leader's tid and
- * start time (de_thread()): what it counts from then on is lost, and
- * its own entry stays until its slot is freed.
+ * not the group leader and calls execve() takes the leader's struct pid
+ * (de_thread()): what it counts from then on is lost, and its own entry
+ * stays until its slot is freed.
  */
 
 #include <ctype.h>
@@ -650,13 +651,13 @@ static struct {
 };
 
 /*
- * A root task: its tid (0: not registered) and its start time, which
- * the programs take with the tid to tell it from a later task that gets
- * the same tid.
+ * A task: its tid (of a root: 0 if not registered) and the inode number
+ * of its struct pid, which the programs name it by: unlike the tid, it
+ * is never given to a later task.
  */
 struct bperf_tid {
 	__u32 tid;
-	__u64 start;
+	__u64 ino;
 };
 
 /* What one evsel counts through bperf (evsel->bpf_skel). */
@@ -1022,14 +1023,14 @@ static bool bperf_session_alive(const struct bperf_session *s)
 
 /*
  * Run a root operation on task @t for @slot.  BPERF_ROOT_ADD sets the
- * start time of @t.
+ * pid inode number of @t.
  */
 static int bperf_root_run(__u32 op, struct bperf_tid *t, __u32 slot,
 			  bool inherit)
 {
 	struct bperf_root_op arg = {
 		.op = op, .tid = t->tid, .slot = slot, .inherit = inherit,
-		.start = t->start,
+		.ino = t->ino,
 	};
 	LIBBPF_OPTS(bpf_test_run_opts, opts,
 		    .ctx_in = &arg,
@@ -1041,7 +1042,7 @@ static int bperf_root_run(__u32 op, struct bperf_tid *t, __u32 slot,
 	if (err)
 		return -errno;
 	if (op == BPERF_ROOT_ADD)
-		t->start = arg.start;
+		t->ino = arg.ino;
 	return (int)opts.retval;
 }
 
@@ -1058,7 +1059,7 @@ static int bperf_dump(int fd, void *keys, __u32 key_size, void *vals,
 /* Delete the tasks map entries of a slot nobody counts any more. */
 static void bperf_purge_tasks(__u32 slot)
 {
-	struct bperf_task_key *keys;
+	bperf_task_key *keys;
 	struct bperf_task *vals;
 	int n, i;
 
@@ -1067,7 +1068,7 @@ static void bperf_purge_tasks(__u32 slot)
 	n = keys && vals ? bperf_dump(bperf.tasks_fd, keys, sizeof(*keys),
 				      vals, sizeof(*vals), BPERF_MAX_TASKS) : 0;
 	for (i = 0; i < n; i++) {
-		if (keys[i].slot == slot)
+		if (BPERF_KEY_SLOT(keys[i]) == slot)
 			bpf_map_delete_elem(bperf.tasks_fd, &keys[i]);
 	}
 	free(keys);
@@ -1192,7 +1193,7 @@ static void bperf_reap(__u32 sid, const struct bperf_session *s)
 			/* forget the record first: a crash now only leaks */
 			bpf_map_delete_elem(bperf.roots_fd, &keys[i]);
 			t.tid = keys[i].tid;
-			t.start = vals[i];
+			t.ino = vals[i];
 			bperf_root_run(BPERF_ROOT_DEL, &t, keys[i].slot,
 				       keys[i].inherit);
 		}
@@ -1439,7 +1440,7 @@ static int bperf_open_maps(void)
 	    sizeof(struct bperf_root_key) ||
 	    bpf_map__value_size(maps->bperf_roots) != sizeof(__u64) ||
 	    bpf_map__key_size(maps->bperf_tasks) !=
-	    sizeof(struct bperf_task_key) ||
+	    sizeof(bperf_task_key) ||
 	    bpf_map__value_size(maps->bperf_tasks) !=
 	    sizeof(struct bperf_task) ||
 	    bpf_map__value_size(maps->bperf_totals) !=
@@ -2157,7 +2158,7 @@ static int bperf_roots_register(struct evsel *evsel, struct bperf_counter *c)
 			return -1;
 		}
 		key.tid = c->tids[i].tid;
-		if (bpf_map_update_elem(bperf.roots_fd, &key, &c->tids[i].start,
+		if (bpf_map_update_elem(bperf.roots_fd, &key, &c->tids[i].ino,
 					BPF_ANY)) {
 			if (errno == E2BIG)
 				pr_err("bperf: too many root threads: all %d entries are in use\n",
@@ -2448,9 +2449,7 @@ struct bperf_entry {
 
 static int bperf_tid_cmp(const struct bperf_tid *x, const struct bperf_tid *y)
 {
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return x->start < y->start ? -1 : x->start > y->start;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
 static int bperf_entry_cmp(const void *a, const void *b)
@@ -2503,7 +2502,7 @@ static int bperf_folds_read(struct bperf_folds *f)
  * anchor, which would show its counts twice or not at all: read again
  * if a fold was under way or began meanwhile.
  */
-static int bperf_tasks_read(struct bperf_task_key *keys,
+static int bperf_tasks_read(bperf_task_key *keys,
 			    struct bperf_task *vals)
 {
 	static bool warned;
@@ -2534,10 +2533,10 @@ static int bperf_tasks_read(struct bperf_task_key *keys,
 			  sizeof(*vals), BPERF_MAX_TASKS);
 }
 
-/* The tracked tasks of one slot, sorted by tid and start time. */
+/* The tracked tasks of one slot, sorted by pid inode number. */
 static int bperf_tasks_of(__u32 slot, struct bperf_entry **out)
 {
-	struct bperf_task_key *keys;
+	bperf_task_key *keys;
 	struct bperf_task *vals;
 	struct bperf_entry *e;
 	int n, i, count = 0;
@@ -2552,12 +2551,10 @@ static int bperf_tasks_of(__u32 slot, struct bperf_entry **out)
 	}
 	n = bperf_tasks_read(keys, vals);
 	for (i = 0; i < n; i++) {
-		if (keys[i].slot != slot)
+		if (BPERF_KEY_SLOT(keys[i]) != slot)
 			continue;
-		e[count].task.tid = keys[i].tid;
-		e[count].task.start = keys[i].start;
-		e[count].anc.tid = vals[i].anc;
-		e[count].anc.start = vals[i].anc_start;
+		e[count].task.ino = BPERF_KEY_INO(keys[i]);
+		e[count].anc.ino = vals[i].anc;
 		e[count].own = vals[i].own;
 		e[count].sum = vals[i].own;
 		bperf_val_acc(&e[count].sum, &vals[i].folded);
@@ -2631,7 +2628,7 @@ static int bperf_task_values(struct bperf_counter *c, struct bperf_val *vals)
 				bperf_val_acc(&vals[r->idx], &e[i].sum);
 				break;
 			}
-			t = t->anc.tid ? bperf_entry_find(e, n, &t->anc) : NULL;
+			t = t->anc.ino ? bperf_entry_find(e, n, &t->anc) : NULL;
 		}
 	}
 	free(roots);

@@ -25,24 +25,24 @@ extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
 extern void bpf_task_release(struct task_struct *p) __ksym;
 
 /*
- * Is the task of 'tid' and 'start' gone (reaped, its tid maybe reused
+ * Is the task of 'tid' and 'ino' gone (reaped, its tid maybe reused
  * since), or past the point where its exit hook may run?
  */
-static __always_inline bool bperf_exiting(__u32 tid, __u64 start)
+static __always_inline bool bperf_exiting(__u32 tid, __u64 ino)
 {
 	struct task_struct *p = bpf_task_from_pid(tid);
 	bool exiting;
 
 	if (!p)
 		return true;
-	exiting = bperf_start(p) != start || (p->flags & PF_EXITING);
+	exiting = bperf_ino(p) != ino || (p->flags & PF_EXITING);
 	bpf_task_release(p);
 	return exiting;
 }
 
 /* The task of a tracked entry has exited: drop the 'alive' reference. */
 static __always_inline void bperf_gone(struct bperf_task *t,
-				       struct bperf_task_key key)
+				       bperf_task_key key)
 {
 	t->exited = 1;
 	if (__sync_fetch_and_and(&t->alive, 0))
@@ -60,9 +60,10 @@ static __always_inline int bperf_task_slot(struct bperf_ctl *ctl, __u32 i)
 SEC("tp_btf/task_newtask")
 int BPF_PROG(bperf_fork, struct task_struct *child, u64 clone_flags)
 {
-	struct task_struct *cur = bpf_get_current_task_btf();
-	struct bperf_task_key key, ckey;
+	__u64 ino = bperf_ino(bpf_get_current_task_btf());
+	__u64 cino = bperf_ino(child);
 	struct bperf_task *parent, *anc;
+	bperf_task_key key, ckey;
 	struct bperf_ctl *ctl;
 	struct bperf_cpu *pc;
 	__u32 zero = 0, nr, i;
@@ -73,8 +74,6 @@ int BPF_PROG(bperf_fork, struct task_struct *child, u64 clone_flags)
 		return 0;
 
 	/* the parent is running this, so its entries cannot go away */
-	ckey.tid = child->pid;
-	ckey.start = bperf_start(child);
 	nr = ctl->nr_active;
 	for (i = 0; i < BPERF_MAX_SLOTS; i++) {
 		struct bperf_task init = {
@@ -88,29 +87,24 @@ int BPF_PROG(bperf_fork, struct task_struct *child, u64 clone_flags)
 		slot = bperf_task_slot(ctl, i);
 		if (slot < 0)
 			continue;
-		key.tid = cur->pid;
-		key.start = bperf_start(cur);
-		key.slot = slot;
+		key = BPERF_TASK_KEY(ino, slot);
 		parent = bpf_map_lookup_elem(&bperf_tasks, &key);
 		if (!parent)
 			continue;
 		if (parent->iroots) {
-			init.anc = key.tid;
-			init.anc_start = key.start;
+			init.anc = ino;
 			anc = parent;
 		} else if (parent->anc) {
 			/* the parent's anchor outlives it: it holds a ref */
 			init.anc = parent->anc;
-			init.anc_start = parent->anc_start;
-			key.tid = init.anc;
-			key.start = init.anc_start;
+			key = BPERF_TASK_KEY(init.anc, slot);
 			anc = bpf_map_lookup_elem(&bperf_tasks, &key);
 			if (!anc)
 				continue;
 		} else {
 			continue;
 		}
-		ckey.slot = slot;
+		ckey = BPERF_TASK_KEY(cino, slot);
 		err = bpf_map_update_elem(&bperf_tasks, &ckey, &init,
 					  BPF_NOEXIST);
 		if (err) {
@@ -129,7 +123,8 @@ int BPF_PROG(bperf_fork, struct task_struct *child, u64 clone_flags)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(bperf_exit, struct task_struct *task)
 {
-	struct bperf_task_key key;
+	__u64 ino = bperf_ino(task);
+	bperf_task_key key;
 	struct bperf_task *t;
 	struct bperf_ctl *ctl;
 	struct bperf_cpu *pc;
@@ -147,8 +142,6 @@ int BPF_PROG(bperf_exit, struct task_struct *task)
 	if (pc)
 		bperf_flag(&pc->exiting, 0);
 
-	key.tid = task->pid;
-	key.start = bperf_start(task);
 	nr = ctl->nr_active;
 	for (i = 0; i < BPERF_MAX_SLOTS; i++) {
 		int slot;
@@ -158,7 +151,7 @@ int BPF_PROG(bperf_exit, struct task_struct *task)
 		slot = bperf_task_slot(ctl, i);
 		if (slot < 0)
 			continue;
-		key.slot = slot;
+		key = BPERF_TASK_KEY(ino, slot);
 		t = bpf_map_lookup_elem(&bperf_tasks, &key);
 		if (!t)
 			continue;
@@ -174,7 +167,6 @@ int BPF_PROG(bperf_exit, struct task_struct *task)
 SEC("syscall")
 int bperf_root(struct bperf_root_op *op)
 {
-	struct bperf_task_key key = { .tid = op->tid, .slot = op->slot };
 	struct bperf_task init = {
 		.hold = 2,	/* the root and 'alive' */
 		.alive = 1,
@@ -182,6 +174,7 @@ int bperf_root(struct bperf_root_op *op)
 	};
 	struct task_struct *p;
 	struct bperf_task *t;
+	bperf_task_key key;
 	long err;
 
 	if (!op->tid || op->slot >= BPERF_MAX_SLOTS)
@@ -192,9 +185,9 @@ int bperf_root(struct bperf_root_op *op)
 		p = bpf_task_from_pid(op->tid);
 		if (!p)
 			return -ESRCH;
-		op->start = bperf_start(p);
+		op->ino = bperf_ino(p);
 		bpf_task_release(p);
-		key.start = op->start;
+		key = BPERF_TASK_KEY(op->ino, op->slot);
 		t = bpf_map_lookup_elem(&bperf_tasks, &key);
 		if (!t) {
 			init.iroots = op->inherit ? 1 : 0;
@@ -214,7 +207,7 @@ int bperf_root(struct bperf_root_op *op)
 			 */
 			t = bpf_map_lookup_elem(&bperf_tasks, &key);
 			if (t && __sync_fetch_and_add(&t->alive, 0) &&
-			    bperf_exiting(op->tid, op->start))
+			    bperf_exiting(op->tid, op->ino))
 				bperf_gone(t, key);
 			return 0;
 		}
@@ -230,7 +223,7 @@ int bperf_root(struct bperf_root_op *op)
 			t->iroots++;
 		return 0;
 	case BPERF_ROOT_DEL:
-		key.start = op->start;
+		key = BPERF_TASK_KEY(op->ino, op->slot);
 		t = bpf_map_lookup_elem(&bperf_tasks, &key);
 		if (!t)
 			return -ESRCH;

@@ -39,7 +39,7 @@ struct {
 	__uint(max_entries, BPERF_MAX_ROOTS);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct bperf_root_key);
-	__type(value, __u64);		/* the root's start time */
+	__type(value, __u64);		/* the root's pid inode number */
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bperf_roots SEC(".maps");
 
@@ -64,11 +64,10 @@ int bperf_read(void *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct bpf_perf_event_value now;
-	struct bperf_task_key key;
 	struct bperf_ctl *ctl;
 	struct bperf_cpu *pc;
 	__u32 zero = 0, cpu, nr, i;
-	__u64 ran = 0;
+	__u64 ran = 0, ino;
 	bool tasks;
 
 	ctl = bpf_map_lookup_elem(&bperf_ctl, &zero);
@@ -81,8 +80,7 @@ int bperf_read(void *ctx)
 		return 0;
 	bperf_flag(&pc->reading, 1);
 
-	key.tid = task->pid;
-	key.start = bperf_start(task);
+	ino = bperf_ino(task);
 	tasks = !pc->exiting;
 	if (tasks)
 		ran = bperf_ran(pc);
@@ -90,7 +88,7 @@ int bperf_read(void *ctx)
 	nr = ctl->nr_active;
 	for (i = 0; i < BPERF_MAX_SLOTS; i++) {
 		struct bperf_val d, *tot;
-		__u32 slot, gen;
+		__u32 slot, gen, k;
 		__u64 bit;
 
 		if (i >= nr)
@@ -103,9 +101,9 @@ int bperf_read(void *ctx)
 		slot &= BPERF_MAX_SLOTS - 1;
 		bit = 1ULL << slot;
 
-		/* a key of its own would lose the bounds of 'slot' */
-		key.slot = slot;
-		tot = bpf_map_lookup_elem(&bperf_totals, &key.slot);
+		/* a copy: 'slot' itself on the stack would lose its bounds */
+		k = slot;
+		tot = bpf_map_lookup_elem(&bperf_totals, &k);
 		if (tot && bperf_diff(&pc->prev[slot], gen,
 				      (struct bperf_val *)&now, &d)) {
 			tot->counter += d.counter;
@@ -122,7 +120,7 @@ int bperf_read(void *ctx)
 			d.enabled = ran;
 			d.running = ran;
 		}
-		bperf_charge(&key, slot, &d);
+		bperf_charge(ino, slot, &d);
 	}
 	bperf_flag(&pc->reading, 0);
 	return 0;

@@ -51,23 +51,27 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, BPERF_MAX_TASKS);
-	__type(key, struct bperf_task_key);
+	__type(key, bperf_task_key);
 	__type(value, struct bperf_task);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bperf_tasks SEC(".maps");
 
 /*
- * perf's minimal vmlinux.h leaves out task_struct::start_time: this
- * flavour names it, and CO-RE finds it in the running kernel.
+ * perf's minimal vmlinux.h leaves out what names a task for good: these
+ * flavours name it, and CO-RE finds it in the running kernel.
  */
-struct task_struct___bperf {
-	u64 start_time;
+struct pid___bperf {
+	u64 ino;
 } __attribute__((preserve_access_index));
 
-/* When the task was forked: with its tid, what tells it from others. */
-static __always_inline __u64 bperf_start(struct task_struct *task)
+struct task_struct___bperf {
+	struct pid___bperf *thread_pid;
+} __attribute__((preserve_access_index));
+
+/* The task's pid inode number: unlike its tid, never reused. */
+static __always_inline __u64 bperf_ino(struct task_struct *task)
 {
-	return ((struct task_struct___bperf *)task)->start_time;
+	return ((struct task_struct___bperf *)task)->thread_pid->ino;
 }
 
 /*
@@ -143,16 +147,19 @@ static __always_inline __u64 bperf_ran(struct bperf_cpu *pc)
 	return ran;
 }
 
-/* Give 'd' of 'slot' to the task of 'key' if it is tracked for the slot. */
-static __always_inline void bperf_charge(struct bperf_task_key *key,
-					 __u32 slot, const struct bperf_val *d)
+/*
+ * Give 'd' of 'slot' to the task of pid inode number 'ino' if it is
+ * tracked for the slot.
+ */
+static __always_inline void bperf_charge(__u64 ino, __u32 slot,
+					 const struct bperf_val *d)
 {
+	bperf_task_key key = BPERF_TASK_KEY(ino, slot);
 	struct bperf_task *t;
 
-	if (!key->tid)
+	if (!ino)
 		return;
-	key->slot = slot;
-	t = bpf_map_lookup_elem(&bperf_tasks, key);
+	t = bpf_map_lookup_elem(&bperf_tasks, &key);
 	if (t && !t->exited)
 		bperf_val_add(&t->own, d);
 }
@@ -168,19 +175,17 @@ static __always_inline void bperf_charge(struct bperf_task_key *key,
 static __always_inline void bperf_task_hook(struct task_struct *task)
 {
 	struct bpf_perf_event_value now;
-	struct bperf_task_key key;
 	struct bperf_ctl *ctl;
 	struct bperf_cpu *pc;
 	__u32 zero = 0, cpu, nr, i;
-	__u64 ran;
+	__u64 ran, ino;
 
 	ctl = bpf_map_lookup_elem(&bperf_ctl, &zero);
 	pc = bpf_map_lookup_elem(&bperf_cpu, &zero);
 	if (!ctl || !pc)
 		return;
 
-	key.tid = task->pid;
-	key.start = bperf_start(task);
+	ino = bperf_ino(task);
 	ran = bperf_ran(pc);
 	cpu = bpf_get_smp_processor_id();
 	nr = ctl->nr_active;
@@ -227,7 +232,7 @@ static __always_inline void bperf_task_hook(struct task_struct *task)
 					(struct bperf_val *)&now, &d))
 				continue;
 		}
-		bperf_charge(&key, slot, &d);
+		bperf_charge(ino, slot, &d);
 	}
 }
 
@@ -236,13 +241,13 @@ static __always_inline void bperf_task_hook(struct task_struct *task)
  * entry's counts into its anchor, deletes it and goes on to drop the
  * reference it held on the anchor.
  */
-static __always_inline void bperf_put(struct bperf_task_key key)
+static __always_inline void bperf_put(bperf_task_key key)
 {
 	struct bperf_task *task;
 	struct bperf_cpu *pc;
 	struct bperf_val sum;
-	__u32 anc, i, zero = 0;
-	__u64 anc_start;
+	__u32 i, zero = 0;
+	__u64 anc;
 
 	for (i = 0; i < BPERF_MAX_DEPTH; i++) {
 		task = bpf_map_lookup_elem(&bperf_tasks, &key);
@@ -256,13 +261,11 @@ static __always_inline void bperf_put(struct bperf_task_key key)
 		if (pc)
 			__sync_fetch_and_add(&pc->folds_begun, 1);
 		anc = task->anc;
-		anc_start = task->anc_start;
 		sum.counter = task->own.counter + task->folded.counter;
 		sum.enabled = task->own.enabled + task->folded.enabled;
 		sum.running = task->own.running + task->folded.running;
 		bpf_map_delete_elem(&bperf_tasks, &key);
-		key.tid = anc;
-		key.start = anc_start;
+		key = BPERF_TASK_KEY(anc, BPERF_KEY_SLOT(key));
 		task = anc ? bpf_map_lookup_elem(&bperf_tasks, &key) : NULL;
 		if (task)
 			bperf_val_add(&task->folded, &sum);

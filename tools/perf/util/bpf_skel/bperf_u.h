@@ -9,7 +9,7 @@
 #define __BPERF_U_H
 
 /* Layout version, stored in the control map by whoever created it. */
-#define BPERF_MAGIC		0x62706636	/* "bpf6" */
+#define BPERF_MAGIC		0x62706637	/* "bpf7" */
 
 /* Distinct events counted at once, by all sessions together. */
 #define BPERF_MAX_SLOTS		64
@@ -102,15 +102,16 @@ struct bperf_ctl {
 
 /*
  * Key of the tasks map: one entry per tracked task and event slot.  A
- * task is its tid and the time it was forked (task_struct::start_time):
- * a task that gets the tid of one whose entry is still kept is another
- * task, with an entry of its own.
+ * task is named by the inode number pidfs gives its struct pid
+ * (pid->ino), which is never reused while the system runs: a task that
+ * gets the tid of one whose entry is still kept is another task, with an
+ * entry of its own.
  */
-struct bperf_task_key {
-	__u32 tid;
-	__u32 slot;
-	__u64 start;
-};
+typedef __u64 bperf_task_key;
+
+#define BPERF_TASK_KEY(ino, slot)	((ino) * BPERF_MAX_SLOTS + (slot))
+#define BPERF_KEY_INO(key)		((key) / BPERF_MAX_SLOTS)
+#define BPERF_KEY_SLOT(key)		((__u32)((key) % BPERF_MAX_SLOTS))
 
 /*
  * A tracked task.  'hold' counts the references that keep the entry:
@@ -123,24 +124,24 @@ struct bperf_task {
 	struct bperf_val folded;	/* from exited tasks anchored here */
 	__u64 hold;
 	__u64 alive;
-	__u64 anc_start;		/* the anchor's start time */
-	__u32 anc;			/* nearest root above, 0: none */
+	__u64 anc;			/* nearest root above (ino), 0: none */
 	__u32 roots;			/* sessions using it as a root */
 	__u32 iroots;			/* ... of which count its children */
 	__u32 exited;
+	__u32 pad;
 };
 
 /*
  * Argument of the root-registration program (BPF_PROG_TEST_RUN ctx,
  * copied back): BPERF_ROOT_ADD finds the task by tid and returns its
- * start time, which the others take to name the task.
+ * pid inode number, which the others take to name the task.
  */
 struct bperf_root_op {
 	__u32 op;
 	__u32 tid;
 	__u32 slot;
 	__u32 inherit;
-	__u64 start;
+	__u64 ino;
 };
 
 enum bperf_root_ops {
@@ -182,7 +183,7 @@ struct bperf_session {
 
 /*
  * Key of the roots map: a session's registration of a root task; the
- * value is the task's start time.
+ * value is the task's pid inode number.
  */
 struct bperf_root_key {
 	__u32 sid;
