@@ -80,21 +80,20 @@
  * CPU in mask order, not indexed by CPU id: util/bperf_cpus.h.
  *
  * Task sessions.  perf registers the threads of its thread map as roots of
- * each of its slots.  A task is named by the inode number pidfs gives
- * its struct pid (pid->ino), which unlike a tid is never reused: an entry
+ * each of its slots.  A task is named by the inode number pidfs gives its
+ * struct pid (pid->ino), which, unlike a tid, is never reused: an entry
  * kept after its task exited never stands for a later task that gets the
- * same tid.  A task forked by a
- * tracked task is tracked too: its anchor is the parent if the parent is a
- * root that counts children, else the parent's anchor.  An entry lives
- * while something refers to it: the task itself until it exits, each
- * session using it as a root, each tracked task anchored to it.  Whoever
- * drops the last reference adds own + folded to the anchor's folded and
- * deletes the entry, so what exited children counted stays counted.  A
- * session's value for a root is the sum, over the entries whose anchor
- * chain reaches that root first among the session's roots, of own +
- * folded; with --no-inherit it is the root's own count only.  Reads are
- * rare, so perf computes this by walking the whole map; the programs only
- * do O(1) work per slot.
+ * same tid.  A task forked by a tracked task is tracked too: its anchor is
+ * the parent if the parent is a root that counts children, else the
+ * parent's anchor.  An entry lives while something refers to it: the task
+ * itself until it exits, each session using it as a root, each tracked
+ * task anchored to it.  Whoever drops the last reference adds own + folded
+ * to the anchor's folded and deletes the entry, so what exited children
+ * counted stays counted.  A session's value for a root is the sum, over
+ * the entries whose anchor chain reaches that root first among the
+ * session's roots, of own + folded; with --no-inherit it is the root's own
+ * count only.  Reads are rare, so perf computes this by walking the whole
+ * map; the programs only do O(1) work per slot.
  *
  * CPU sessions (-a, -C) need no state in BPF at all: the value is the
  * slot's per-CPU total now minus the total when counting was enabled.
@@ -651,9 +650,9 @@ static struct {
 };
 
 /*
- * A task: its tid (of a root: 0 if not registered) and the inode number
- * of its struct pid, which the programs name it by: unlike the tid, it
- * is never given to a later task.
+ * A root task: its tid (0: not registered) and the inode number of its
+ * struct pid, which the programs name it by: unlike the tid, it is never
+ * given to a later task.
  */
 struct bperf_tid {
 	__u32 tid;
@@ -1059,7 +1058,7 @@ static int bperf_dump(int fd, void *keys, __u32 key_size, void *vals,
 /* Delete the tasks map entries of a slot nobody counts any more. */
 static void bperf_purge_tasks(__u32 slot)
 {
-	bperf_task_key *keys;
+	__u64 *keys;
 	struct bperf_task *vals;
 	int n, i;
 
@@ -1440,7 +1439,7 @@ static int bperf_open_maps(void)
 	    sizeof(struct bperf_root_key) ||
 	    bpf_map__value_size(maps->bperf_roots) != sizeof(__u64) ||
 	    bpf_map__key_size(maps->bperf_tasks) !=
-	    sizeof(bperf_task_key) ||
+	    sizeof(__u64) ||
 	    bpf_map__value_size(maps->bperf_tasks) !=
 	    sizeof(struct bperf_task) ||
 	    bpf_map__value_size(maps->bperf_totals) !=
@@ -2379,6 +2378,26 @@ static int bperf__install_pe(struct evsel *evsel __maybe_unused,
 	return 0;
 }
 
+/*
+ * Run bperf_read on CPU, again while it finds another read under way
+ * there (it returns 1), which may not have reached every slot yet.
+ */
+static void bperf_read_cpu(int cpu)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		    .flags = BPF_F_TEST_RUN_ON_CPU,
+		    .cpu = cpu,
+	);
+	int tries;
+
+	for (tries = 0; tries < BPERF_READ_TRIES; tries++) {
+		if (bpf_prog_test_run_opts(bperf.prog_fd[BPERF_PROG_READ],
+					   &opts) || opts.retval != 1)
+			return;
+	}
+	pr_debug("bperf: CPU %d was being read all along\n", cpu);
+}
+
 /* Run bperf_read on the CPUs of CPUS not DONE yet (all if DONE is NULL). */
 static void bperf_sync_cpus(struct perf_cpu_map *cpus, bool *done)
 {
@@ -2391,7 +2410,7 @@ static void bperf_sync_cpus(struct perf_cpu_map *cpus, bool *done)
 			continue;
 		if (done)
 			done[cpu.cpu] = true;
-		bperf_trigger_reading(bperf.prog_fd[BPERF_PROG_READ], cpu.cpu);
+		bperf_read_cpu(cpu.cpu);
 	}
 }
 
@@ -2439,30 +2458,30 @@ static void bperf_val_acc(struct bperf_val *to, const struct bperf_val *v)
 	to->running += v->running;
 }
 
-/* A tracked task of one slot and its anchor */
+/* A tracked task of one slot and its anchor, by pid inode number */
 struct bperf_entry {
-	struct bperf_tid task;
-	struct bperf_tid anc;
+	__u64 ino;
+	__u64 anc;
 	struct bperf_val own;
 	struct bperf_val sum;	/* own + folded */
 };
 
-static int bperf_tid_cmp(const struct bperf_tid *x, const struct bperf_tid *y)
+static int bperf_ino_cmp(__u64 x, __u64 y)
 {
-	return x->ino < y->ino ? -1 : x->ino > y->ino;
+	return x < y ? -1 : x > y;
 }
 
 static int bperf_entry_cmp(const void *a, const void *b)
 {
 	const struct bperf_entry *x = a, *y = b;
 
-	return bperf_tid_cmp(&x->task, &y->task);
+	return bperf_ino_cmp(x->ino, y->ino);
 }
 
 static struct bperf_entry *bperf_entry_find(struct bperf_entry *e, int n,
-					    const struct bperf_tid *t)
+					    __u64 ino)
 {
-	struct bperf_entry key = { .task = *t };
+	struct bperf_entry key = { .ino = ino };
 
 	return bsearch(&key, e, n, sizeof(*e), bperf_entry_cmp);
 }
@@ -2502,8 +2521,7 @@ static int bperf_folds_read(struct bperf_folds *f)
  * anchor, which would show its counts twice or not at all: read again
  * if a fold was under way or began meanwhile.
  */
-static int bperf_tasks_read(bperf_task_key *keys,
-			    struct bperf_task *vals)
+static int bperf_tasks_read(__u64 *keys, struct bperf_task *vals)
 {
 	static bool warned;
 	struct bperf_folds before, after;
@@ -2536,7 +2554,7 @@ static int bperf_tasks_read(bperf_task_key *keys,
 /* The tracked tasks of one slot, sorted by pid inode number. */
 static int bperf_tasks_of(__u32 slot, struct bperf_entry **out)
 {
-	bperf_task_key *keys;
+	__u64 *keys;
 	struct bperf_task *vals;
 	struct bperf_entry *e;
 	int n, i, count = 0;
@@ -2553,8 +2571,8 @@ static int bperf_tasks_of(__u32 slot, struct bperf_entry **out)
 	for (i = 0; i < n; i++) {
 		if (BPERF_KEY_SLOT(keys[i]) != slot)
 			continue;
-		e[count].task.ino = BPERF_KEY_INO(keys[i]);
-		e[count].anc.ino = vals[i].anc;
+		e[count].ino = BPERF_KEY_INO(keys[i]);
+		e[count].anc = vals[i].anc;
 		e[count].own = vals[i].own;
 		e[count].sum = vals[i].own;
 		bperf_val_acc(&e[count].sum, &vals[i].folded);
@@ -2569,7 +2587,7 @@ out:
 }
 
 struct bperf_root_idx {
-	struct bperf_tid task;
+	__u64 ino;
 	int idx;
 };
 
@@ -2577,7 +2595,7 @@ static int bperf_root_cmp(const void *a, const void *b)
 {
 	const struct bperf_root_idx *x = a, *y = b;
 
-	return bperf_tid_cmp(&x->task, &y->task);
+	return bperf_ino_cmp(x->ino, y->ino);
 }
 
 /* What each root of a task counter counted in all, into vals[]. */
@@ -2596,7 +2614,7 @@ static int bperf_task_values(struct bperf_counter *c, struct bperf_val *vals)
 		for (i = 0; i < c->nr; i++) {
 			if (!c->tids[i].tid)
 				continue;
-			t = bperf_entry_find(e, n, &c->tids[i]);
+			t = bperf_entry_find(e, n, c->tids[i].ino);
 			if (t)
 				vals[i] = t->own;
 		}
@@ -2612,7 +2630,7 @@ static int bperf_task_values(struct bperf_counter *c, struct bperf_val *vals)
 	for (i = 0; i < c->nr; i++) {
 		if (!c->tids[i].tid)
 			continue;
-		roots[nr].task = c->tids[i];
+		roots[nr].ino = c->tids[i].ino;
 		roots[nr++].idx = i;
 	}
 	qsort(roots, nr, sizeof(*roots), bperf_root_cmp);
@@ -2621,14 +2639,14 @@ static int bperf_task_values(struct bperf_counter *c, struct bperf_val *vals)
 	for (i = 0; i < n; i++) {
 		t = &e[i];
 		for (depth = 0; t && depth < BPERF_MAX_CHAIN; depth++) {
-			key.task = t->task;
+			key.ino = t->ino;
 			r = bsearch(&key, roots, nr, sizeof(*roots),
 				    bperf_root_cmp);
 			if (r) {
 				bperf_val_acc(&vals[r->idx], &e[i].sum);
 				break;
 			}
-			t = t->anc.ino ? bperf_entry_find(e, n, &t->anc) : NULL;
+			t = t->anc ? bperf_entry_find(e, n, t->anc) : NULL;
 		}
 	}
 	free(roots);

@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Session A counts a process with two threads.  One thread exits: A's
-# root registration keeps what it counted, under its tid, as long as A
+# root registration keeps the entry of what it counted as long as A
 # runs.  A new task then gets that tid (clone3 with set_tid).  It is a
 # different task: sessions that ask for it must count all of it, whether
 # it is forked by their workload or they name it with -p, and A must not

@@ -23,6 +23,8 @@
 
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
 extern void bpf_task_release(struct task_struct *p) __ksym;
+extern void __ksym bpf_rcu_read_lock(void);
+extern void __ksym bpf_rcu_read_unlock(void);
 
 /*
  * Is the task of 'tid' and 'ino' gone (reaped, its tid maybe reused
@@ -42,7 +44,7 @@ static __always_inline bool bperf_exiting(__u32 tid, __u64 ino)
 
 /* The task of a tracked entry has exited: drop the 'alive' reference. */
 static __always_inline void bperf_gone(struct bperf_task *t,
-				       bperf_task_key key)
+				       __u64 key)
 {
 	t->exited = 1;
 	if (__sync_fetch_and_and(&t->alive, 0))
@@ -63,7 +65,7 @@ int BPF_PROG(bperf_fork, struct task_struct *child, u64 clone_flags)
 	__u64 ino = bperf_ino(bpf_get_current_task_btf());
 	__u64 cino = bperf_ino(child);
 	struct bperf_task *parent, *anc;
-	bperf_task_key key, ckey;
+	__u64 key, ckey;
 	struct bperf_ctl *ctl;
 	struct bperf_cpu *pc;
 	__u32 zero = 0, nr, i;
@@ -123,8 +125,7 @@ int BPF_PROG(bperf_fork, struct task_struct *child, u64 clone_flags)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(bperf_exit, struct task_struct *task)
 {
-	__u64 ino = bperf_ino(task);
-	bperf_task_key key;
+	__u64 ino = bperf_ino(task), key;
 	struct bperf_task *t;
 	struct bperf_ctl *ctl;
 	struct bperf_cpu *pc;
@@ -174,7 +175,7 @@ int bperf_root(struct bperf_root_op *op)
 	};
 	struct task_struct *p;
 	struct bperf_task *t;
-	bperf_task_key key;
+	__u64 key;
 	long err;
 
 	if (!op->tid || op->slot >= BPERF_MAX_SLOTS)
@@ -185,8 +186,13 @@ int bperf_root(struct bperf_root_op *op)
 		p = bpf_task_from_pid(op->tid);
 		if (!p)
 			return -ESRCH;
+		/* the task may be reaped meanwhile: RCU keeps its pid */
+		bpf_rcu_read_lock();
 		op->ino = bperf_ino(p);
+		bpf_rcu_read_unlock();
 		bpf_task_release(p);
+		if (!op->ino)
+			return -ESRCH;
 		key = BPERF_TASK_KEY(op->ino, op->slot);
 		t = bpf_map_lookup_elem(&bperf_tasks, &key);
 		if (!t) {

@@ -51,7 +51,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, BPERF_MAX_TASKS);
-	__type(key, bperf_task_key);
+	__type(key, __u64);		/* BPERF_TASK_KEY() */
 	__type(value, struct bperf_task);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bperf_tasks SEC(".maps");
@@ -68,7 +68,11 @@ struct task_struct___bperf {
 	struct pid___bperf *thread_pid;
 } __attribute__((preserve_access_index));
 
-/* The task's pid inode number: unlike its tid, never reused. */
+/*
+ * The task's pid inode number: unlike its tid, never reused.  0 for the
+ * idle tasks, which share init_struct_pid, and for a task already
+ * reaped (its thread_pid is NULL): neither is ever tracked.
+ */
 static __always_inline __u64 bperf_ino(struct task_struct *task)
 {
 	return ((struct task_struct___bperf *)task)->thread_pid->ino;
@@ -154,7 +158,7 @@ static __always_inline __u64 bperf_ran(struct bperf_cpu *pc)
 static __always_inline void bperf_charge(__u64 ino, __u32 slot,
 					 const struct bperf_val *d)
 {
-	bperf_task_key key = BPERF_TASK_KEY(ino, slot);
+	__u64 key = BPERF_TASK_KEY(ino, slot);
 	struct bperf_task *t;
 
 	if (!ino)
@@ -241,7 +245,7 @@ static __always_inline void bperf_task_hook(struct task_struct *task)
  * entry's counts into its anchor, deletes it and goes on to drop the
  * reference it held on the anchor.
  */
-static __always_inline void bperf_put(bperf_task_key key)
+static __always_inline void bperf_put(__u64 key)
 {
 	struct bperf_task *task;
 	struct bperf_cpu *pc;

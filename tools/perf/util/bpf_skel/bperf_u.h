@@ -101,14 +101,12 @@ struct bperf_ctl {
 };
 
 /*
- * Key of the tasks map: one entry per tracked task and event slot.  A
- * task is named by the inode number pidfs gives its struct pid
+ * Key of the tasks map (a __u64): one entry per tracked task and event
+ * slot.  A task is named by the inode number pidfs gives its struct pid
  * (pid->ino), which is never reused while the system runs: a task that
  * gets the tid of one whose entry is still kept is another task, with an
  * entry of its own.
  */
-typedef __u64 bperf_task_key;
-
 #define BPERF_TASK_KEY(ino, slot)	((ino) * BPERF_MAX_SLOTS + (slot))
 #define BPERF_KEY_INO(key)		((key) / BPERF_MAX_SLOTS)
 #define BPERF_KEY_SLOT(key)		((__u32)((key) % BPERF_MAX_SLOTS))
@@ -128,7 +126,7 @@ struct bperf_task {
 	__u32 roots;			/* sessions using it as a root */
 	__u32 iroots;			/* ... of which count its children */
 	__u32 exited;
-	__u32 pad;
+	__u32 unused;
 };
 
 /*
