@@ -177,7 +177,6 @@
 #include <linux/string.h>
 #include <linux/zalloc.h>
 #include <api/fs/fs.h>
-#include <perf/bpf_perf.h>
 
 #include "bpf_counter.h"
 #include "bpf-utils.h"
