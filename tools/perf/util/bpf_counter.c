@@ -1220,15 +1220,19 @@ static int bperf_sess_cmp(const void *a, const void *b)
 	return x->sid < y->sid ? -1 : x->sid > y->sid;
 }
 
+enum bperf_gc_flags {
+	BPERF_GC_STOP_AT_LIVE	= 1 << 0,	/* stop at the first live one */
+	BPERF_GC_ALL_DEAD	= 1 << 1,	/* the programs were gone */
+};
+
 /*
  * Look at up to 'budget' other sessions (all if budget <= 0), in session
  * id order from where the last look stopped, and reap the dead ones.
- * Stops at the first live one if 'stop_at_live'.  'all_dead' says they
- * are all dead, whatever pid namespace they ran in.  Returns the number
- * of live sessions seen, or -1 if the sessions could not be read.
- * Locked.
+ * With BPERF_GC_ALL_DEAD they are all dead, whatever pid namespace they
+ * ran in.  Returns the number of live sessions seen, or -1 if the
+ * sessions could not be read.  Locked.
  */
-static int bperf_gc(int budget, bool stop_at_live, bool all_dead)
+static int bperf_gc(int budget, unsigned int flags)
 {
 	struct bperf_session *recs;
 	struct bperf_sess_ent *ent;
@@ -1259,9 +1263,10 @@ static int bperf_gc(int budget, bool stop_at_live, bool all_dead)
 		bperf.ctl.gc_cursor = ent[i].sid;
 		if (ent[i].sid == bperf.sid)
 			continue;
-		if (!all_dead && bperf_session_alive(&ent[i].s)) {
+		if (!(flags & BPERF_GC_ALL_DEAD) &&
+		    bperf_session_alive(&ent[i].s)) {
 			live++;
-			if (stop_at_live)
+			if (flags & BPERF_GC_STOP_AT_LIVE)
 				break;
 			continue;
 		}
@@ -1598,7 +1603,7 @@ static int bperf_register(void)
 		}
 		/* every id is taken: reap the dead, then look again */
 		if (!round)
-			bperf_gc(0, false, false);
+			bperf_gc(0, 0);
 	}
 	pr_err("bperf: too many sessions: all %d are in use\n",
 	       BPERF_MAX_SESSIONS);
@@ -1611,7 +1616,7 @@ registered:
 	if (bperf_ctl_write())
 		return -1;
 	/* a little housekeeping for the sessions that died */
-	bperf_gc(BPERF_GC_BUDGET, false, false);
+	bperf_gc(BPERF_GC_BUDGET, 0);
 	return 0;
 }
 
@@ -1708,7 +1713,7 @@ static int bperf_join(struct target *target)
 			pr_err("bperf: cannot set up the BPF programs\n");
 			goto fail;
 		}
-		bperf_gc(0, false, true);
+		bperf_gc(0, BPERF_GC_ALL_DEAD);
 	} else if (err) {
 		goto fail;
 	}
@@ -1750,7 +1755,7 @@ static void bperf_leave(void)
 		bperf_ctl_write();
 		bperf.sid = 0;
 		/* not if the sessions could not be read: some may live */
-		if (bperf_gc(0, true, false) == 0)
+		if (bperf_gc(0, BPERF_GC_STOP_AT_LIVE) == 0)
 			bperf_teardown();
 	}
 	bperf_unlock();
