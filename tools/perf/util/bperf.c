@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bperf, perf stat --bpf-counters (also the :b event modifier and the
+ * stat.bpf-counter-events config): any number of perf stat sessions
+ * share one perf event per distinct event and CPU, read by BPF, instead
+ * of each opening its own.  This file has the bpf_counter_ops and what
+ * each evsel counts; bperf.h lists the other files.
+ *
+ * Design
+ * ======
+ *
+ * One set of BPF programs serves every event and every session; nothing
+ * is loaded per session.  Each distinct event has a "slot".  Before it
+ * reads, a session runs bperf_read on each CPU it counts (a test run):
+ * it reads the events of every active slot on that CPU.  Sessions that
+ * count tasks also need to know who ran: while one exists, bperf_switch
+ * is attached to sched_switch and reads the slots of such sessions only,
+ * for the task leaving the CPU.  So CPU-wide sessions cost nothing per
+ * context switch, and the cost per switch of task sessions grows with
+ * the number of slots, not with the number of sessions.
+ *
+ *                     kernel                            |  perf stat
+ *                                                       |  sessions
+ *  test run on a ----> bperf_read, for each slot s:     |
+ *  CPU (before a         now = bperf_events[s, cpu] <---|-- opened once per
+ *  read)                 totals[s][cpu] +=              |   slot and CPU by
+ *                          now - prev[cpu][s] ----------|-> -a/-C: totals
+ *                        then as below for current      |   minus a snapshot
+ *  sched_switch -----> bperf_switch, for each slot s    |   taken at enable
+ *  (task sessions      of a task session:               |
+ *  only)                 now = bperf_events[s, cpu]     |
+ *                        if the task leaving is tracked:|
+ *                          tasks[task, s].own +=        |
+ *                            now - tprev[cpu][s] ----+  |
+ *                                                    |  |
+ *  task_newtask -----> bperf_fork: the child of a     v |
+ *                      tracked task is tracked,   tasks |
+ *                      anchored to its nearest    map --|-> -p/-t/workload:
+ *                      root ancestor                  ^ |   sum over the
+ *  sched_process_exit -> bperf_exit: last reading,    | |   tasks under the
+ *                      fold own + folded into the ----+ |   session's roots
+ *                      anchor, delete the entry         |   minus a snapshot
+ *                                                       |
+ *  bperf_root (syscall program) <-----------------------|-- register and
+ *                                                       |   release roots
+ *
+ * Maps (pinned, see "Sharing" below):
+ *
+ *  attr map        bperf_attr_key (event attr and group position) -> slot.
+ *                  Also the lock: sessions flock() it.
+ *  bperf_events    perf event array, slot * nr_ids + CPU id (not the
+ *                  index in a cpu map, so holes in the online CPUs are
+ *                  fine); nr_ids is the highest possible CPU id + 1.
+ *  bperf_ctl       the active slots (a group's slots are adjacent, read
+ *                  in the same program run, so at the same instant on a
+ *                  CPU), slot generations, the slots counting tasks, and
+ *                  perf's bookkeeping: ids of the programs and links.
+ *  bperf_cpu       per CPU: the previous reading of each slot for the
+ *                  totals (prev) and for the task on the CPU (tprev),
+ *                  when a task was last charged, counts of folds begun
+ *                  and done, and of children left untracked.
+ *  bperf_totals    per CPU and slot: all the slot counted on that CPU.
+ *  bperf_tasks     (pid inode number, slot) -> own, folded, anchor,
+ *                  references.
+ *  bperf_slots     slot -> its attr key and how many sessions use it.
+ *  bperf_sessions  session id -> pid, start time and slots of the perf
+ *                  process, to tell when a session died without cleaning
+ *                  up (kill -9).
+ *  bperf_roots     (session, tid, slot) -> pid inode number of a
+ *                  registered root, ditto.
+ *
+ * Per-CPU maps come to user space packed, one value for each possible
+ * CPU in mask order, not indexed by CPU id: util/bperf_cpus.h.
+ *
+ * Task sessions.  perf registers the threads of its thread map as roots of
+ * each of its slots.  A task is named by the inode number pidfs gives its
+ * struct pid (pid->ino), which, unlike a tid, is never reused: an entry
+ * kept after its task exited never stands for a later task that gets the
+ * same tid.  A task forked by a tracked task is tracked too: its anchor is
+ * the parent if the parent is a root that counts children, else the
+ * parent's anchor.  An entry lives while something refers to it: the task
+ * itself until it exits, each session using it as a root, each tracked
+ * task anchored to it.  Whoever drops the last reference adds own + folded
+ * to the anchor's folded and deletes the entry, so what exited children
+ * counted stays counted.  A session's value for a root is the sum, over
+ * the entries whose anchor chain reaches that root first among the
+ * session's roots, of own + folded; with --no-inherit it is the root's own
+ * count only.  Reads are rare, so perf computes this by walking the whole
+ * map; the programs only do O(1) work per slot.
+ *
+ * CPU sessions (-a, -C) need no state in BPF at all: the value is the
+ * slot's per-CPU total now minus the total when counting was enabled.
+ * Only reads move the totals and the previous readings they start from,
+ * so the differences add up to the event's count since the first
+ * reading, which the enabling session's test run makes.  Task slots
+ * keep a second previous reading per CPU (tprev), which every reading
+ * for a task moves: at sched_switch, at exit, and in reads for the task
+ * they interrupt.
+ *
+ * The slots of an all-software group (ctl->sw_slots) never multiplex.
+ * For them the task hooks read the count alone, the cheaper read, and
+ * charge a task the time since its CPU last charged one (a stretch of
+ * bpf_ktime_get_ns() that every charge ends and starts) as time enabled
+ * and running; reads do the same for the task they find on the CPU.  The
+ * CPU totals take all three from the event.
+ *
+ * Sharing.  Sessions find each other through the attr map, pinned at the
+ * --bpf-attr-map path, by default /sys/fs/bpf/bperf_attr_map (not
+ * upstream's perf_attr_map: its layout differs, and both perfs may run on
+ * one machine).  The other maps are pinned in the directory of the same
+ * name plus "_dir" (bpffs allows no dots in names).  Every change to the
+ * shared state happens with the attr map flock()ed.  The programs are not
+ * pinned: their ids sit in bperf_ctl and every session holds fds on them; a
+ * session that finds the ids stale (every earlier session is gone) loads
+ * the programs again on the pinned maps.  The links of the three programs
+ * that follow tasks (sched_switch, task_newtask, sched_process_exit) are
+ * held by the task sessions only: the first one attaches them, before it
+ * registers any root, later ones take them by the ids in bperf_ctl, and
+ * they go with the last one, even if killed.  A session that died without
+ * cleaning up is found by the next ones (its pid is gone, or its start time
+ * changed): its roots are released, its slots dropped, a slot nobody uses
+ * is freed and its events closed.  The last session to leave unpins
+ * everything, unless stat.bpf-attr-map-persistent is set in perf config.
+ *
+ * Details.  A slot freed and used again gets a new generation in bperf_ctl,
+ * which perf bumps before it installs the new events: the first reading of
+ * a new generation on a CPU only sets the base.  A group's events are
+ * opened per CPU as a perf group whose leader starts disabled and is
+ * enabled once the group is whole (a sibling added to a running CPU group
+ * would not be scheduled).  A test run that interrupts the exit program on
+ * the same CPU (IRQs are on there) leaves the task readings to it, and
+ * one that interrupts another read reads nothing, so a previous reading is
+ * never used twice.  An exited task is folded into its anchor in two
+ * steps (delete, add): perf reads the tasks map again if a fold was under
+ * way or began meanwhile.
+ *
+ * Limits.  64 distinct events (a group counts as its events), 4096
+ * sessions, 16384 tracked tasks (children beyond are not counted, and
+ * perf says so).
+ * Events are opened on the CPUs online when their slot is set up.  A CPU
+ * taken offline during a CPU-wide session keeps the total of the last
+ * read made while it was online (a test run cannot reach an offline
+ * CPU): what it counted after that read is lost.  A
+ * task's share of context-switches is approximate: the kernel counts a
+ * switch just after the tracepoint, so it lands in the next task's
+ * share.  Sessions in other pid namespaces are taken for dead only once
+ * the programs are gone, which every session holds.  A thread that is
+ * not the group leader and calls execve() takes the leader's struct pid
+ * (de_thread()): what it counts from then on is lost, and its own entry
+ * stays until its slot is freed.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/build_bug.h>
+#include <linux/perf_event.h>
+#include <linux/zalloc.h>
+#include <bpf/bpf.h>
+
+#include "bpf_counter.h"
+#include "bperf.h"
+#include "counts.h"
+#include "debug.h"
+#include "evsel.h"
+#include "evlist.h"
+#include "target.h"
+#include "cpumap.h"
+#include "thread_map.h"
+
+/*
+ * Per-CPU map values reach user space at multiples of 8 bytes: the
+ * buffers of nr_possible elements below rely on these sizes.
+ */
+static_assert(sizeof(struct bperf_val) % 8 == 0, "bperf_val size");
+static_assert(sizeof(struct bperf_cpu) % 8 == 0, "bperf_cpu size");
+static_assert(sizeof(struct bpf_perf_event_value) % 8 == 0,
+	      "bpf_perf_event_value size");
+
+bool bperf_wanted(struct evsel *evsel, struct target *target)
+{
+	return target->use_bpf || evsel->bpf_counter ||
+	       evsel__match_bpf_counter_events(evsel->name);
+}
+
+static void bperf_counter_free(struct bperf_counter *c)
+{
+	if (!c)
+		return;
+	free(c->snap);
+	free(c->base);
+	free(c->tids);
+	free(c);
+}
+
+static struct bperf_counter *bperf_counter_new(struct evsel *evsel, __u32 slot)
+{
+	struct bperf_counter *c = zalloc(sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->slot = slot;
+	c->nr = bperf.tasks ? perf_thread_map__nr(evsel->core.threads) :
+			      bperf.cpus.nr_ids;
+	c->snap = calloc(c->nr, sizeof(*c->snap));
+	c->base = calloc(c->nr, sizeof(*c->base));
+	c->tids = calloc(c->nr, sizeof(*c->tids));
+	if (!c->snap || !c->base || !c->tids) {
+		bperf_counter_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/*
+ * Another run of perf stat -r: start from zero and, as each run forks its
+ * own workload, register the threads of this run as the roots.
+ */
+static int bperf_reload(struct evsel *evsel, struct bperf_counter *c)
+{
+	int nr, err;
+
+	c->enabled = false;
+	memset(c->base, 0, c->nr * sizeof(*c->base));
+	if (!bperf.tasks || c->unsupported)
+		return 0;
+
+	if (bperf_lock())
+		return -1;
+	bperf_roots_del(c);
+	nr = perf_thread_map__nr(evsel->core.threads);
+	if (nr != c->nr) {
+		struct bperf_counter *fresh = bperf_counter_new(evsel, c->slot);
+
+		if (!fresh) {
+			bperf_unlock();
+			return -ENOMEM;
+		}
+		free(c->snap);
+		free(c->base);
+		free(c->tids);
+		c->snap = fresh->snap;
+		c->base = fresh->base;
+		c->tids = fresh->tids;
+		c->nr = fresh->nr;
+		free(fresh);
+	}
+	err = bperf_roots_add(evsel, c);
+	bperf_unlock();
+	return err;
+}
+
+static int bperf_check_target(struct evsel *evsel, struct target *target,
+			      bool *tasks)
+{
+	if (target->system_wide || target->cpu_list) {
+		*tasks = false;
+	} else if (target->tid || target->pid ||
+		   evsel->evlist->workload.pid != -1) {
+		*tasks = true;
+	} else {
+		pr_err("bpf managed perf events do not yet support these targets.\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int bperf__load(struct evsel *evsel, struct target *target)
+{
+	struct evsel *leader = evsel__leader(evsel), *pos, *bad;
+	int n = leader->core.nr_members ?: 1, i, err;
+	__u32 slots[BPERF_MAX_SLOTS];
+	bool tasks, unsupported;
+
+	/*
+	 * perf stat -r loads again for each run: count afresh.  The members
+	 * of a group got their counters when the leader was loaded.
+	 */
+	if (evsel->bpf_skel) {
+		struct bperf_counter *c = evsel->bpf_skel;
+
+		if (c->fresh) {
+			c->fresh = false;
+			return 0;
+		}
+		return bperf_reload(evsel, c);
+	}
+	if (bperf_check_target(evsel, target, &tasks))
+		return -1;
+	/* loading the leader sets up the whole group */
+	bad = leader != evsel ? evsel : NULL;
+	for_each_group_member(pos, leader) {
+		if (!bad && !bperf_wanted(pos, target))
+			bad = pos;
+	}
+	if (bad) {
+		pr_err("bperf: %s: every event of a group must use BPF counters\n",
+		       evsel__name(bad));
+		return -1;
+	}
+	if (n > BPERF_MAX_SLOTS) {
+		pr_err("bperf: group of %s too large\n", evsel__name(leader));
+		return -1;
+	}
+
+	if (!bperf.users) {
+		bperf.tasks = tasks;
+		if (bperf_join(target))
+			return -1;
+	} else if (bperf_lock()) {
+		return -1;
+	}
+
+	err = bperf_slots_get(leader, slots, n, target);
+	if (err < 0)
+		goto out;
+	/* the kernel cannot count the group: no reference was taken */
+	unsupported = err > 0;
+
+	i = 0;
+	for_each_group_evsel(pos, leader) {
+		struct bperf_counter *c = bperf_counter_new(pos, slots[i]);
+
+		if (!c) {
+			err = -1;
+			goto undo;
+		}
+		i++;
+		c->unsupported = unsupported;
+		c->inherit = target->inherit;
+		/* a member's own load comes next: nothing to do then */
+		c->fresh = pos != leader;
+		pos->bpf_skel = c;
+		if (pos != leader)
+			pos->bpf_counter_ops = leader->bpf_counter_ops;
+		bperf.users++;
+		if (tasks && !c->unsupported && bperf_roots_add(pos, c)) {
+			err = -1;
+			goto undo;
+		}
+	}
+	err = 0;
+	goto out;
+undo:
+	/* the members left without a counter give their slots back */
+	for (; i < n && !unsupported; i++)
+		bperf_slot_unref(slots[i]);
+out:
+	if (err && !bperf.users)
+		bperf_leave();
+	else
+		bperf_unlock();
+	return err;
+}
+
+static int bperf__install_pe(struct evsel *evsel __maybe_unused,
+			     int cpu_map_idx __maybe_unused,
+			     int fd __maybe_unused)
+{
+	/* bperf_open_events() puts the events where they belong */
+	return 0;
+}
+
+/*
+ * Run bperf_read on CPU, again while it finds another read under way
+ * there (it returns 1), which may not have reached every slot yet.
+ */
+static void bperf_read_cpu(int cpu)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		    .flags = BPF_F_TEST_RUN_ON_CPU,
+		    .cpu = cpu,
+	);
+	int tries;
+
+	for (tries = 0; tries < BPERF_READ_TRIES; tries++) {
+		if (bpf_prog_test_run_opts(bperf.prog_fd[BPERF_PROG_READ],
+					   &opts) || opts.retval != 1)
+			return;
+	}
+	pr_debug("bperf: CPU %d was being read all along\n", cpu);
+}
+
+/* Run bperf_read on the CPUs of CPUS not DONE yet (all if DONE is NULL). */
+static void bperf_sync_cpus(struct perf_cpu_map *cpus, bool *done)
+{
+	struct perf_cpu cpu;
+	int idx;
+
+	perf_cpu_map__for_each_cpu(cpu, idx, cpus) {
+		if (cpu.cpu < 0 || cpu.cpu >= bperf.cpus.nr_ids ||
+		    (done && done[cpu.cpu]))
+			continue;
+		if (done)
+			done[cpu.cpu] = true;
+		bperf_read_cpu(cpu.cpu);
+	}
+}
+
+/*
+ * Bring the maps up to date for a read of LEADER's group: bperf_read
+ * once on each CPU its members count, or, in task mode, on each online
+ * CPU.
+ */
+static void bperf_sync(struct evsel *leader)
+{
+	struct evsel *pos;
+	bool *done;
+
+	if (bperf.tasks) {
+		bperf_sync_cpus(bperf.online, NULL);
+		return;
+	}
+	done = calloc(bperf.cpus.nr_ids, sizeof(*done));
+	for_each_group_evsel(pos, leader)
+		bperf_sync_cpus(evsel__cpus(pos), done);
+	free(done);
+}
+
+/* What a slot counted on each CPU, into vals[CPU id]. */
+static int bperf_read_totals(__u32 slot, struct bperf_val *vals)
+{
+	struct bperf_val *packed;
+	int err = 0;
+
+	packed = calloc(bperf.cpus.nr_possible, sizeof(*packed));
+	if (!packed)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_TOTALS], &slot, packed))
+		err = -errno;
+	else
+		bperf_cpus__unpack(&bperf.cpus, packed, vals, sizeof(*vals));
+	free(packed);
+	return err;
+}
+
+void bperf_val_acc(struct bperf_val *to, const struct bperf_val *v)
+{
+	to->counter += v->counter;
+	to->enabled += v->enabled;
+	to->running += v->running;
+}
+
+/*
+ * Current values: per CPU id, or per root.  perf stat goes through
+ * a group leader right before its members: the members use the readings
+ * the leader's test runs brought, so that a group is read at once.
+ */
+static int bperf_values(struct evsel *evsel, struct bperf_counter *c,
+			struct bperf_val *vals)
+{
+	if (evsel__is_group_leader(evsel))
+		bperf_sync(evsel);
+	if (bperf.tasks)
+		return bperf_task_values(c, vals);
+	return bperf_read_totals(c->slot, vals);
+}
+
+static void bperf_val_delta(struct bperf_val *to, const struct bperf_val *now,
+			    const struct bperf_val *then)
+{
+	to->counter += now->counter - then->counter;
+	to->enabled += now->enabled - then->enabled;
+	to->running += now->running - then->running;
+}
+
+/*
+ * Enabling takes a snapshot, disabling adds what was counted since to
+ * the base.  The members of a group share the read its leader does.
+ */
+static int bperf_toggle(struct evsel *evsel, bool enable)
+{
+	struct bperf_counter *c = evsel->bpf_skel;
+	struct bperf_val *now;
+	int i, err;
+
+	if (!c || c->unsupported || c->enabled == enable)
+		return 0;
+	now = calloc(c->nr, sizeof(*now));
+	if (!now)
+		return -ENOMEM;
+	err = bperf_values(evsel, c, now);
+	if (!err) {
+		for (i = 0; i < c->nr; i++) {
+			if (enable)
+				c->snap[i] = now[i];
+			else
+				bperf_val_delta(&c->base[i], &now[i],
+						&c->snap[i]);
+		}
+		c->enabled = enable;
+	}
+	free(now);
+	return err;
+}
+
+static int bperf__enable(struct evsel *evsel)
+{
+	return bperf_toggle(evsel, true);
+}
+
+static int bperf__disable(struct evsel *evsel)
+{
+	return bperf_toggle(evsel, false);
+}
+
+static void bperf_counts_set(struct perf_counts_values *counts,
+			     const struct bperf_val *v)
+{
+	counts->val = v->counter;
+	counts->ena = v->enabled;
+	counts->run = v->running;
+}
+
+static int bperf__read(struct evsel *evsel)
+{
+	struct bperf_counter *c = evsel->bpf_skel;
+	struct perf_cpu_map *cpus = evsel__cpus(evsel);
+	struct bperf_val *now, v;
+	struct perf_cpu cpu;
+	int i, idx, err = 0;
+
+	if (!c)
+		return -EAGAIN;
+	now = calloc(c->nr, sizeof(*now));
+	if (!now)
+		return -ENOMEM;
+	if (c->enabled && !c->unsupported)
+		err = bperf_values(evsel, c, now);
+	if (err)
+		goto out;
+
+	if (bperf.tasks) {
+		for (i = 0; i < c->nr; i++) {
+			v = c->base[i];
+			if (c->enabled && !c->unsupported)
+				bperf_val_delta(&v, &now[i], &c->snap[i]);
+			bperf_counts_set(perf_counts(evsel->counts, 0, i), &v);
+		}
+		goto out;
+	}
+	perf_cpu_map__for_each_cpu(cpu, idx, cpus) {
+		memset(&v, 0, sizeof(v));
+		if (cpu.cpu >= 0 && cpu.cpu < c->nr) {
+			v = c->base[cpu.cpu];
+			if (c->enabled && !c->unsupported)
+				bperf_val_delta(&v, &now[cpu.cpu],
+						&c->snap[cpu.cpu]);
+		}
+		bperf_counts_set(perf_counts(evsel->counts, idx, 0), &v);
+	}
+out:
+	free(now);
+	return err;
+}
+
+static int bperf__destroy(struct evsel *evsel)
+{
+	struct bperf_counter *c = evsel->bpf_skel;
+
+	if (!c)
+		return 0;
+	if (bperf.attr_fd >= 0 && !bperf_lock()) {
+		if (!c->unsupported) {
+			if (bperf.tasks)
+				bperf_roots_del(c);
+			bperf_slot_unref(c->slot);
+		}
+		if (--bperf.users == 0)
+			bperf_leave();
+		else
+			bperf_unlock();
+	}
+	bperf_counter_free(c);
+	evsel->bpf_skel = NULL;
+	return 0;
+}
+
+struct bpf_counter_ops bperf_ops = {
+	.load       = bperf__load,
+	.enable     = bperf__enable,
+	.disable    = bperf__disable,
+	.read       = bperf__read,
+	.install_pe = bperf__install_pe,
+	.destroy    = bperf__destroy,
+};

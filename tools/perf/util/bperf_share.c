@@ -1,0 +1,1035 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bperf's shared state: the paths of the pinned maps, their checks and
+ * the lock, the programs and the links of the task hooks, joining and
+ * leaving, the session registry, and the reclaim of what a session that
+ * died left behind.  Design: util/bperf.c.
+ */
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/zalloc.h>
+#include <api/fs/fs.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf_counter.h"
+#include "bperf.h"
+#include "config.h"
+#include "debug.h"
+#include "target.h"
+#include "cpumap.h"
+
+#include "bpf_skel/bperf.skel.h"
+
+#define BPERF_ATTR_MAP_DEFAULT	"bperf_attr_map"
+#define BPERF_ATTR_MAP_NAME	"bperf_attr"
+#define BPERF_DIR_SUFFIX	"_dir"
+#define BPERF_PERSIST_CONFIG	"stat.bpf-attr-map-persistent"
+/* sessions whose liveness a joining session checks */
+#define BPERF_GC_BUDGET		32
+
+struct bperf_ctx bperf = {
+	.attr_fd = -1,
+	.map_fd = { [0 ... BPERF_NR_MAPS - 1] = -1 },
+	.prog_fd = { [0 ... BPERF_NR_PROGS - 1] = -1 },
+	.link_fd = { [0 ... BPERF_NR_LINKS - 1] = -1 },
+};
+
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC 0xcafe4a11
+#endif
+
+static void bperf_close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static int bperf_map_get_id(int fd, __u32 *id)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_map_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	*id = info.id;
+	return 0;
+}
+
+/* Turn an errno from bpf() into the advice a user needs. */
+void bperf_report(int err, const char *what, const char *path)
+{
+	err = err < 0 ? -err : err;
+	if (err == EPERM || err == EACCES)
+		pr_err("bperf: %s%s%s: %s; BPF counters need root (CAP_SYS_ADMIN and CAP_BPF)\n",
+		       what, path ? " " : "", path ?: "", strerror(err));
+	else
+		pr_err("bperf: %s%s%s: %s\n", what, path ? " " : "",
+		       path ?: "", strerror(err));
+}
+
+static int bperf_config_cb(const char *var, const char *value,
+			   void *data __maybe_unused)
+{
+	if (!strcmp(var, BPERF_PERSIST_CONFIG))
+		bperf.persist = perf_config_bool(var, value);
+	return 0;
+}
+
+/* Work out where the attr map and the pin directory are; check bpffs. */
+static int bperf_paths(struct target *target)
+{
+	char parent[PATH_MAX], *slash;
+	struct statfs fs;
+
+	if (target->attr_map)
+		scnprintf(bperf.attr_path, sizeof(bperf.attr_path), "%s",
+			  target->attr_map);
+	else
+		scnprintf(bperf.attr_path, sizeof(bperf.attr_path),
+			  "%s/fs/bpf/%s", sysfs__mountpoint() ?: "/sys",
+			  BPERF_ATTR_MAP_DEFAULT);
+	if (strlen(bperf.attr_path) + strlen(BPERF_DIR_SUFFIX) +
+	    BPF_OBJ_NAME_LEN + 2 >= sizeof(bperf.dir)) {
+		pr_err("bperf: attr map path too long: %s\n", bperf.attr_path);
+		return -1;
+	}
+	scnprintf(bperf.dir, sizeof(bperf.dir), "%s%s", bperf.attr_path,
+		  BPERF_DIR_SUFFIX);
+
+	scnprintf(parent, sizeof(parent), "%s", bperf.attr_path);
+	slash = strrchr(parent, '/');
+	if (strchr(slash ? slash + 1 : parent, '.')) {
+		pr_err("bperf: %s: BPF filesystem names cannot contain '.'\n",
+		       bperf.attr_path);
+		return -1;
+	}
+	if (slash == parent)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		scnprintf(parent, sizeof(parent), ".");
+	if (statfs(parent, &fs)) {
+		pr_err("bperf: cannot use %s for the attr map: %s\n",
+		       parent, strerror(errno));
+		return -1;
+	}
+	if ((unsigned long)fs.f_type != BPF_FS_MAGIC) {
+		pr_err("bperf: %s is not on a BPF filesystem (bpffs); mount one with\n"
+		       "  mount -t bpf bpf %s\n"
+		       "or name a path on one with --bpf-attr-map\n",
+		       parent, target->attr_map ? parent : "/sys/fs/bpf");
+		return -1;
+	}
+	return 0;
+}
+
+/* The name of a map's BTF value type; kernel BTF objects are cached. */
+static const char *bperf_btf_value_name(const struct bpf_map_info *info,
+					bool *denied)
+{
+	static struct btf *btf;
+	static __u32 btf_id;
+	const struct btf_type *t;
+
+	*denied = false;
+	if (!info->btf_id || !info->btf_value_type_id)
+		return NULL;
+	if (btf_id != info->btf_id) {
+		btf__free(btf);
+		btf = btf__load_from_kernel_by_id(info->btf_id);
+		btf_id = btf ? info->btf_id : 0;
+		/* BTF ids to fds, like program ids, need CAP_SYS_ADMIN */
+		*denied = !btf && errno == EPERM;
+	}
+	t = btf ? btf__type_by_id(btf, info->btf_value_type_id) : NULL;
+	return t ? btf__name_by_offset(btf, t->name_off) : NULL;
+}
+
+/*
+ * Does the pinned map at fd look like what we would create?  'btf_value'
+ * names the value type the map's BTF must have, if not NULL.  Says what
+ * differs, so the user knows what squats on the path.
+ */
+static int bperf_map_compatible(int fd, const char *path, __u32 type,
+				__u32 key_size, __u32 value_size,
+				__u32 max_entries, __u32 flags,
+				const char *name, const char *btf_value)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char why[128] = "";
+
+	if (bpf_map_get_info_by_fd(fd, &info, &len)) {
+		bperf_report(-errno, "cannot query", path);
+		return -1;
+	}
+	if (info.type != type)
+		scnprintf(why, sizeof(why), "map type %u, want %u",
+			  info.type, type);
+	else if (info.key_size != key_size)
+		scnprintf(why, sizeof(why), "key size %u, want %u",
+			  info.key_size, key_size);
+	else if (info.value_size != value_size)
+		scnprintf(why, sizeof(why), "value size %u, want %u",
+			  info.value_size, value_size);
+	else if (info.max_entries != max_entries)
+		scnprintf(why, sizeof(why), "%u entries, want %u",
+			  info.max_entries, max_entries);
+	else if (info.map_flags != flags)
+		scnprintf(why, sizeof(why), "flags %#x, want %#x",
+			  info.map_flags, flags);
+	else if (strncmp(info.name, name, BPF_OBJ_NAME_LEN - 1))
+		scnprintf(why, sizeof(why), "name '%s', want '%s'",
+			  info.name, name);
+	else if (btf_value) {
+		const char *tname;
+		bool denied;
+
+		tname = bperf_btf_value_name(&info, &denied);
+		if (denied) {
+			pr_err("bperf: cannot read the BTF of %s: sharing BPF counters needs CAP_SYS_ADMIN\n",
+			       path);
+			return -1;
+		}
+		if (!tname || strcmp(tname, btf_value))
+			scnprintf(why, sizeof(why),
+				  "BTF value type '%s', want '%s'",
+				  tname ?: "none", btf_value);
+	}
+	if (!why[0])
+		return 0;
+	pr_err("bperf: %s is not a map of this perf's BPF counters (%s).\n"
+	       "It may come from another perf version: remove it, or pick another path\n"
+	       "with --bpf-attr-map.\n", path, why);
+	return -1;
+}
+
+static int bperf_attr_map_compatible(int fd)
+{
+	return bperf_map_compatible(fd, bperf.attr_path, BPF_MAP_TYPE_HASH,
+				    sizeof(struct bperf_attr_key),
+				    sizeof(__u32), BPERF_MAX_SLOTS, 0,
+				    BPERF_ATTR_MAP_NAME, NULL);
+}
+
+/* Open the attr map, creating and pinning it if needed. */
+static int bperf_attr_map_open(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts);
+	int fd, err;
+
+	for (;;) {
+		fd = bpf_obj_get(bperf.attr_path);
+		if (fd >= 0)
+			return fd;
+		if (errno != ENOENT) {
+			bperf_report(-errno, "cannot open", bperf.attr_path);
+			return -1;
+		}
+		fd = bpf_map_create(BPF_MAP_TYPE_HASH, BPERF_ATTR_MAP_NAME,
+				    sizeof(struct bperf_attr_key),
+				    sizeof(__u32), BPERF_MAX_SLOTS, &opts);
+		if (fd < 0) {
+			bperf_report(-errno, "cannot create the attr map",
+				     NULL);
+			return -1;
+		}
+		if (!bpf_obj_pin(fd, bperf.attr_path))
+			return fd;
+		err = errno;
+		close(fd);
+		if (err != EEXIST) {
+			bperf_report(-err, "cannot pin", bperf.attr_path);
+			return -1;
+		}
+		/* another session pinned one first: use it */
+	}
+}
+
+/*
+ * Take the lock: flock() on the attr map.  The last session to leave
+ * unpins the map, so one we opened before we got the lock may be stale:
+ * check that the path still holds the map we locked.
+ */
+static int bperf_lock_first(void)
+{
+	__u32 locked_id = 0, pinned_id = 0;
+	int fd, cur, tries;
+
+	for (tries = 0; tries < 100; tries++) {
+		fd = bperf_attr_map_open();
+		if (fd < 0)
+			return -1;
+		if (bperf_attr_map_compatible(fd))
+			goto fail;
+		if (flock(fd, LOCK_EX)) {
+			bperf_report(-errno, "cannot lock", bperf.attr_path);
+			goto fail;
+		}
+		cur = bpf_obj_get(bperf.attr_path);
+		if (cur >= 0 && !bperf_map_get_id(fd, &locked_id) &&
+		    !bperf_map_get_id(cur, &pinned_id) &&
+		    locked_id == pinned_id) {
+			close(cur);
+			bperf.attr_fd = fd;
+			bperf.locked = true;
+			return 0;
+		}
+		if (cur >= 0)
+			close(cur);
+		close(fd);
+	}
+	pr_err("bperf: %s keeps changing under us\n", bperf.attr_path);
+	return -1;
+fail:
+	close(fd);
+	return -1;
+}
+
+static int bperf_ctl_read(void)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_CTL], &zero, &bperf.ctl)) {
+		bperf_report(-errno, "cannot read the control map", NULL);
+		return -1;
+	}
+	return 0;
+}
+
+int bperf_ctl_write(void)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_CTL], &zero, &bperf.ctl, BPF_ANY)) {
+		bperf_report(-errno, "cannot update the control map", NULL);
+		return -1;
+	}
+	return 0;
+}
+
+int bperf_lock(void)
+{
+	if (flock(bperf.attr_fd, LOCK_EX)) {
+		bperf_report(-errno, "cannot lock", bperf.attr_path);
+		return -1;
+	}
+	bperf.locked = true;
+	if (bperf_ctl_read()) {
+		flock(bperf.attr_fd, LOCK_UN);
+		bperf.locked = false;
+		return -1;
+	}
+	return 0;
+}
+
+void bperf_unlock(void)
+{
+	if (bperf.locked)
+		flock(bperf.attr_fd, LOCK_UN);
+	bperf.locked = false;
+}
+
+/* Fields 3 (state) and 22 (start time) of /proc/<pid>/stat. */
+static int bperf_proc_stat(pid_t pid, char *state, __u64 *start)
+{
+	char path[64], buf[1024], *p, *end;
+	unsigned long long st;
+	ssize_t n;
+	int fd, i;
+
+	scnprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* the command name may hold anything, even ") " */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return -1;
+	p += 2;
+	*state = *p;
+	/* field 3 is the state; skip to field 22 */
+	for (i = 3; i < 22 && p; i++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (!p)
+		return -1;
+	errno = 0;
+	st = strtoull(p, &end, 10);
+	if (errno || end == p)
+		return -1;
+	*start = st;
+	return 0;
+}
+
+static bool bperf_session_alive(const struct bperf_session *s)
+{
+	__u64 start;
+	char state;
+
+	/* from another pid namespace: we cannot tell, keep it */
+	if (s->pidns != bperf.pidns)
+		return true;
+	if (kill(s->pid, 0) && errno == ESRCH)
+		return false;
+	if (bperf_proc_stat(s->pid, &state, &start))
+		return false;
+	return start == s->start_time && state != 'Z' && state != 'X';
+}
+
+/*
+ * Read a whole hash map into keys[] and vals[], which have room for
+ * 'max' entries.  Returns the number of entries.
+ */
+int bperf_dump(int fd, void *keys, __u32 key_size, void *vals,
+	       __u32 value_size, __u32 max)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 batch, count, n = 0;
+	void *in = NULL, *prev = NULL, *key;
+	int err;
+
+	for (;;) {
+		count = max - n;
+		if (!count)
+			return n;
+		err = bpf_map_lookup_batch(fd, in, &batch,
+					   keys + (size_t)n * key_size,
+					   vals + (size_t)n * value_size,
+					   &count, &opts);
+		if (err && errno != ENOENT)
+			break;
+		n += count;
+		if (err)
+			return n;
+		in = &batch;
+	}
+
+	/* no batch operations: walk the keys */
+	n = 0;
+	while (n < max) {
+		key = keys + (size_t)n * key_size;
+		if (bpf_map_get_next_key(fd, prev, key))
+			break;
+		prev = key;
+		if (!bpf_map_lookup_elem(fd, key,
+					 vals + (size_t)n * value_size))
+			n++;
+	}
+	return n;
+}
+
+/* Undo what a session that died left behind.  Locked. */
+static void bperf_reap(__u32 sid, const struct bperf_session *s)
+{
+	struct bperf_root_key *keys;
+	struct bperf_tid t;
+	__u64 *vals;
+	__u32 slot;
+	int n, i;
+
+	pr_debug("bperf: reclaiming session %u of pid %u\n", sid, s->pid);
+	if (s->flags & BPERF_SESSION_TASKS) {
+		keys = calloc(BPERF_MAX_ROOTS, sizeof(*keys));
+		vals = calloc(BPERF_MAX_ROOTS, sizeof(*vals));
+		n = 0;
+		if (keys && vals)
+			n = bperf_dump(bperf.map_fd[BPERF_MAP_ROOTS], keys, sizeof(*keys),
+				       vals, sizeof(*vals), BPERF_MAX_ROOTS);
+		for (i = 0; i < n; i++) {
+			if (keys[i].sid != sid)
+				continue;
+			/* forget the record first: a crash now only leaks */
+			bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_ROOTS], &keys[i]);
+			t.tid = keys[i].tid;
+			t.ino = vals[i];
+			bperf_root_run(BPERF_ROOT_DEL, &t, keys[i].slot,
+				       keys[i].inherit);
+		}
+		free(keys);
+		free(vals);
+	}
+	for (slot = 0; slot < BPERF_MAX_SLOTS; slot++) {
+		if (s->slots & (1ULL << slot))
+			bperf_slot_put(slot, s->flags & BPERF_SESSION_TASKS);
+	}
+	bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_SESSIONS], &sid);
+	if (bperf.ctl.nr_sessions)
+		bperf.ctl.nr_sessions--;
+	bperf_ctl_write();
+}
+
+struct bperf_sess_ent {
+	__u32 sid;
+	struct bperf_session s;
+};
+
+static int bperf_sess_cmp(const void *a, const void *b)
+{
+	const struct bperf_sess_ent *x = a, *y = b;
+
+	return x->sid < y->sid ? -1 : x->sid > y->sid;
+}
+
+enum bperf_gc_flags {
+	BPERF_GC_STOP_AT_LIVE	= 1 << 0,	/* stop at the first live one */
+	BPERF_GC_ALL_DEAD	= 1 << 1,	/* the programs were gone */
+};
+
+/*
+ * Look at up to 'budget' other sessions (all if budget <= 0), in session
+ * id order from where the last look stopped, and reap the dead ones.
+ * With BPERF_GC_ALL_DEAD they are all dead, whatever pid namespace they
+ * ran in.  Returns the number of live sessions seen, or -1 if the
+ * sessions could not be read.  Locked.
+ */
+static int bperf_gc(int budget, unsigned int flags)
+{
+	struct bperf_session *recs;
+	struct bperf_sess_ent *ent;
+	__u32 *sids;
+	int n, i, k, start, live = -1;
+
+	sids = calloc(BPERF_MAX_SESSIONS, sizeof(*sids));
+	recs = calloc(BPERF_MAX_SESSIONS, sizeof(*recs));
+	ent = calloc(BPERF_MAX_SESSIONS, sizeof(*ent));
+	if (!sids || !recs || !ent)
+		goto out;
+	n = bperf_dump(bperf.map_fd[BPERF_MAP_SESSIONS], sids, sizeof(*sids), recs,
+		       sizeof(*recs), BPERF_MAX_SESSIONS);
+	live = 0;
+	for (i = 0; i < n; i++) {
+		ent[i].sid = sids[i];
+		ent[i].s = recs[i];
+	}
+	qsort(ent, n, sizeof(*ent), bperf_sess_cmp);
+	for (start = 0; start < n; start++) {
+		if (ent[start].sid > bperf.ctl.gc_cursor)
+			break;
+	}
+	if (budget <= 0 || budget > n)
+		budget = n;
+	for (k = 0; k < budget; k++) {
+		i = (start + k) % n;
+		bperf.ctl.gc_cursor = ent[i].sid;
+		if (ent[i].sid == bperf.sid)
+			continue;
+		if (!(flags & BPERF_GC_ALL_DEAD) &&
+		    bperf_session_alive(&ent[i].s)) {
+			live++;
+			if (flags & BPERF_GC_STOP_AT_LIVE)
+				break;
+			continue;
+		}
+		bperf_reap(ent[i].sid, &ent[i].s);
+	}
+	if (bperf.map_fd[BPERF_MAP_CTL] >= 0)
+		bperf_ctl_write();
+out:
+	free(sids);
+	free(recs);
+	free(ent);
+	return live;
+}
+
+static void bperf_close_progs(void)
+{
+	int i;
+
+	for (i = 0; i < BPERF_NR_LINKS; i++)
+		bperf_close_fd(&bperf.link_fd[i]);
+	for (i = 0; i < BPERF_NR_PROGS; i++)
+		bperf_close_fd(&bperf.prog_fd[i]);
+}
+
+/*
+ * Load the programs on the maps pinned in the directory (or pin new
+ * ones) and record their ids in the control map.  Nothing is attached
+ * yet: see bperf_links_get().  Locked.
+ */
+static int bperf_load_programs(void)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = bperf.dir);
+	struct bpf_program *progs[BPERF_NR_PROGS];
+	struct bperf_bpf *skel;
+	__u32 len, zero = 0;
+	int err = -1, i, ctl_fd;
+
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		pr_err("bperf: the kernel has no BTF (/sys/kernel/btf/vmlinux): it needs CONFIG_DEBUG_INFO_BTF\n");
+		return -1;
+	}
+	if (mkdir(bperf.dir, 0700) && errno != EEXIST) {
+		bperf_report(-errno, "cannot create", bperf.dir);
+		return -1;
+	}
+	set_max_rlimit();
+
+	skel = bperf_bpf__open_opts(&opts);
+	if (!skel) {
+		pr_err("bperf: cannot open the BPF skeleton\n");
+		return -1;
+	}
+	skel->rodata->bperf_nr_ids = bperf.cpus.nr_ids;
+	bpf_map__set_max_entries(skel->maps.bperf_events,
+				 BPERF_MAX_SLOTS * bperf.cpus.nr_ids);
+	err = bperf_bpf__load(skel);
+	if (err) {
+		if (err == -EPERM)
+			bperf_report(err, "cannot load the BPF programs", NULL);
+		else
+			pr_err("bperf: cannot load the BPF programs: %s (-v shows the verifier log)\n",
+			       strerror(-err));
+		err = -1;
+		goto out;
+	}
+	err = -1;
+
+	/* a fresh control map is all zeroes: set it up */
+	ctl_fd = bpf_map__fd(skel->maps.bperf_ctl);
+	if (bpf_map_lookup_elem(ctl_fd, &zero, &bperf.ctl))
+		goto out;
+	if (!bperf.ctl.magic) {
+		bperf.ctl.magic = BPERF_MAGIC;
+		bperf.ctl.nr_ids = bperf.cpus.nr_ids;
+	}
+
+	progs[BPERF_PROG_SWITCH] = skel->progs.bperf_switch;
+	progs[BPERF_PROG_FORK] = skel->progs.bperf_fork;
+	progs[BPERF_PROG_EXIT] = skel->progs.bperf_exit;
+	progs[BPERF_PROG_READ] = skel->progs.bperf_read;
+	progs[BPERF_PROG_ROOT] = skel->progs.bperf_root;
+	bperf_close_progs();
+	for (i = 0; i < BPERF_NR_PROGS; i++) {
+		struct bpf_prog_info info = {};
+
+		bperf.prog_fd[i] = dup(bpf_program__fd(progs[i]));
+		len = sizeof(info);
+		if (bperf.prog_fd[i] < 0 ||
+		    bpf_prog_get_info_by_fd(bperf.prog_fd[i], &info, &len))
+			goto out;
+		bperf.ctl.prog_id[i] = info.id;
+	}
+	/* links of earlier programs, if any, went with them */
+	memset(bperf.ctl.link_id, 0, sizeof(bperf.ctl.link_id));
+	if (bpf_map_update_elem(ctl_fd, &zero, &bperf.ctl, BPF_ANY)) {
+		bperf_report(-errno, "cannot set up the control map", NULL);
+		goto out;
+	}
+	err = 0;
+out:
+	bperf_bpf__destroy(skel);
+	return err;
+}
+
+/* Open a pinned map of the directory and check it against the skeleton. */
+static int bperf_open_pinned(struct bpf_map *map, struct btf *btf, int *fd)
+{
+	char path[PATH_MAX];
+	const struct btf_type *t;
+	const char *vname = NULL;
+	__u32 vid;
+
+	scnprintf(path, sizeof(path), "%s/%s", bperf.dir, bpf_map__name(map));
+	*fd = bpf_obj_get(path);
+	if (*fd < 0) {
+		bperf_report(-errno, "cannot open", path);
+		return -1;
+	}
+	vid = bpf_map__btf_value_type_id(map);
+	if (btf && vid) {
+		t = btf__type_by_id(btf, vid);
+		if (t)
+			vname = btf__name_by_offset(btf, t->name_off);
+	}
+	return bperf_map_compatible(*fd, path, bpf_map__type(map),
+				    bpf_map__key_size(map),
+				    bpf_map__value_size(map),
+				    bpf_map__max_entries(map),
+				    bpf_map__map_flags(map),
+				    bpf_map__name(map), vname);
+}
+
+/* What perf expects of each pinned map, by enum bperf_map. */
+static const struct bperf_map_def {
+	const char *name;
+	__u32 key_size;
+	__u32 value_size;
+} bperf_map_defs[BPERF_NR_MAPS] = {
+	[BPERF_MAP_CTL] = { "bperf_ctl", sizeof(__u32),
+			    sizeof(struct bperf_ctl) },
+	[BPERF_MAP_SLOTS] = { "bperf_slots", sizeof(__u32),
+			      sizeof(struct bperf_slot) },
+	[BPERF_MAP_SESSIONS] = { "bperf_sessions", sizeof(__u32),
+				 sizeof(struct bperf_session) },
+	[BPERF_MAP_ROOTS] = { "bperf_roots", sizeof(struct bperf_root_key),
+			      sizeof(__u64) },
+	[BPERF_MAP_TASKS] = { "bperf_tasks", sizeof(__u64),
+			      sizeof(struct bperf_task) },
+	[BPERF_MAP_TOTALS] = { "bperf_totals", sizeof(__u32),
+			       sizeof(struct bperf_val) },
+	[BPERF_MAP_CPU] = { "bperf_cpu", sizeof(__u32),
+			    sizeof(struct bperf_cpu) },
+	[BPERF_MAP_EVENTS] = { "bperf_events", sizeof(__u32), sizeof(int) },
+};
+
+static int bperf_open_maps(void)
+{
+	const struct bperf_map_def *def;
+	struct bperf_bpf *skel;
+	struct bpf_map *map;
+	struct btf *btf;
+	int err = -1, i;
+
+	/* the skeleton, never loaded, says what the pinned maps must be */
+	skel = bperf_bpf__open();
+	if (!skel) {
+		pr_err("bperf: cannot open the BPF skeleton\n");
+		return -1;
+	}
+	btf = bpf_object__btf(skel->obj);
+	bpf_map__set_max_entries(skel->maps.bperf_events,
+				 BPERF_MAX_SLOTS * bperf.cpus.nr_ids);
+	for (i = 0; i < BPERF_NR_MAPS; i++) {
+		def = &bperf_map_defs[i];
+		map = bpf_object__find_map_by_name(skel->obj, def->name);
+		/* perf and the BPF object must agree on the layouts */
+		if (!map || bpf_map__key_size(map) != def->key_size ||
+		    bpf_map__value_size(map) != def->value_size) {
+			pr_err("bperf: perf and its BPF object disagree on %s\n",
+			       def->name);
+			goto out;
+		}
+		if (bperf_open_pinned(map, btf, &bperf.map_fd[i]))
+			goto out;
+	}
+	if (bperf_ctl_read())
+		goto out;
+	/*
+	 * All zeroes: the session that pinned it died before it set it up.
+	 * It names no programs, so bperf_join() loads them and sets it up.
+	 */
+	if (bperf.ctl.magic && (bperf.ctl.magic != BPERF_MAGIC ||
+				bperf.ctl.nr_ids != (__u32)bperf.cpus.nr_ids)) {
+		pr_err("bperf: %s/bperf_ctl has layout %#x for %u CPU ids, want %#x for %d:\n"
+		       "remove %s and %s\n", bperf.dir, bperf.ctl.magic,
+		       bperf.ctl.nr_ids, BPERF_MAGIC, bperf.cpus.nr_ids,
+		       bperf.dir, bperf.attr_path);
+		goto out;
+	}
+	err = 0;
+out:
+	bperf_bpf__destroy(skel);
+	return err;
+}
+
+/* Close *fd, if open, and keep 'new' there instead. */
+static void bperf_swap_fd(int *fd, int new)
+{
+	bperf_close_fd(fd);
+	*fd = new;
+}
+
+/*
+ * An fd for an object the control map names by id: -ENOENT if it is
+ * gone.  Only CAP_SYS_ADMIN may turn ids into fds: without it, sharing
+ * the programs other sessions loaded cannot work, so say so.
+ */
+static int bperf_fd_by_id(int (*get)(__u32 id), __u32 id, const char *what)
+{
+	int fd = id ? get(id) : -1;
+
+	if (fd >= 0)
+		return fd;
+	if (id && errno == EPERM) {
+		pr_err("bperf: cannot open the %s other sessions loaded (id %u): sharing BPF counters needs CAP_SYS_ADMIN\n",
+		       what, id);
+		return -EPERM;
+	}
+	pr_debug("bperf: %s %u is gone\n", what, id);
+	return -ENOENT;
+}
+
+/*
+ * Hold the programs the control map names: 0 if we do, -ENOENT if any
+ * is gone, another negative errno if we may not.
+ */
+static int bperf_get_programs(void)
+{
+	int i, fd;
+
+	for (i = 0; i < BPERF_NR_PROGS; i++) {
+		fd = bperf_fd_by_id(bpf_prog_get_fd_by_id, bperf.ctl.prog_id[i],
+				    "program");
+		if (fd < 0)
+			return fd;
+		bperf_swap_fd(&bperf.prog_fd[i], fd);
+	}
+	return 0;
+}
+
+/*
+ * Task mode: hold the links of the programs that follow tasks, attaching
+ * them if no other task-mode session holds them.  CPU-wide sessions hold
+ * no link, so that while only they run, nothing of bperf runs on context
+ * switches.  Link ids are reused: a link is ours only if it still runs
+ * our program.  Locked; the caller writes the control map.
+ */
+static int bperf_links_get(void)
+{
+	int i, fd;
+
+	for (i = 0; i < BPERF_NR_LINKS; i++) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+
+		fd = bperf.ctl.link_id[i] ?
+		     bpf_link_get_fd_by_id(bperf.ctl.link_id[i]) : -ENOENT;
+		if (fd < 0 && fd != -ENOENT) {
+			bperf_report(fd, "cannot open the links other sessions attached",
+				     NULL);
+			return -1;
+		}
+		if (fd >= 0 && (bpf_link_get_info_by_fd(fd, &info, &len) ||
+				info.prog_id != bperf.ctl.prog_id[i])) {
+			close(fd);
+			fd = -1;
+		}
+		if (fd < 0) {
+			/* tp_btf programs know their tracepoint */
+			fd = bpf_raw_tracepoint_open(NULL, bperf.prog_fd[i]);
+			if (fd < 0) {
+				bperf_report(-errno, "cannot attach a BPF program",
+					     NULL);
+				return -1;
+			}
+			memset(&info, 0, sizeof(info));
+			len = sizeof(info);
+			if (bpf_link_get_info_by_fd(fd, &info, &len)) {
+				bperf_report(-errno, "cannot get the info of a BPF link",
+					     NULL);
+				close(fd);
+				return -1;
+			}
+			bperf.ctl.link_id[i] = info.id;
+		}
+		bperf_swap_fd(&bperf.link_fd[i], fd);
+	}
+	return 0;
+}
+
+static void bperf_drop_fds(void)
+{
+	int i;
+
+	bperf_close_progs();
+	for (i = 0; i < BPERF_NR_MAPS; i++)
+		bperf_close_fd(&bperf.map_fd[i]);
+	bperf_close_fd(&bperf.attr_fd);
+}
+
+static int bperf_register(void)
+{
+	__u32 sid, n;
+	int round;
+
+	for (round = 0; round < 2; round++) {
+		for (n = 0; n < BPERF_MAX_SESSIONS; n++) {
+			sid = (bperf.ctl.next_sid + n) % BPERF_MAX_SESSIONS + 1;
+			if (!bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SESSIONS], &sid,
+						 &bperf.self, BPF_NOEXIST))
+				goto registered;
+			if (errno == E2BIG)
+				break;
+			if (errno != EEXIST) {
+				bperf_report(-errno,
+					     "cannot register the session",
+					     NULL);
+				return -1;
+			}
+		}
+		/* every id is taken: reap the dead, then look again */
+		if (!round)
+			bperf_gc(0, 0);
+	}
+	pr_err("bperf: too many sessions: all %d are in use\n",
+	       BPERF_MAX_SESSIONS);
+	return -1;
+
+registered:
+	bperf.sid = sid;
+	bperf.ctl.next_sid = sid;
+	bperf.ctl.nr_sessions++;
+	if (bperf_ctl_write())
+		return -1;
+	/* a little housekeeping for the sessions that died */
+	bperf_gc(BPERF_GC_BUDGET, 0);
+	return 0;
+}
+
+/* Remove what we pinned, unless the user wants the maps kept. */
+static void bperf_teardown(void)
+{
+	struct dirent *d;
+	char path[PATH_MAX];
+	__u32 slot;
+	DIR *dir;
+
+	/* slots a crashed session may have left half set up */
+	for (slot = 0; bperf.map_fd[BPERF_MAP_SLOTS] >= 0 && bperf.map_fd[BPERF_MAP_CTL] >= 0 &&
+	     slot < BPERF_MAX_SLOTS; slot++) {
+		struct bperf_slot rec;
+
+		if (!bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_SLOTS], &slot, &rec) &&
+		    rec.key.attr.size)
+			bperf_slot_free(slot);
+	}
+	if (bperf.persist)
+		return;
+	dir = opendir(bperf.dir);
+	if (dir) {
+		while ((d = readdir(dir)) != NULL) {
+			if (d->d_name[0] == '.')
+				continue;
+			scnprintf(path, sizeof(path), "%s/%s", bperf.dir,
+				  d->d_name);
+			unlink(path);
+		}
+		closedir(dir);
+	}
+	rmdir(bperf.dir);
+	unlink(bperf.attr_path);
+}
+
+/*
+ * Join the sessions sharing the attr map, or set up the sharing if we
+ * are the first.  Returns locked on success.
+ */
+int bperf_join(struct target *target)
+{
+	char ctl_path[PATH_MAX];
+	bool fresh = false;
+	struct stat st;
+	char state;
+	int err;
+
+	if (bperf_paths(target))
+		return -1;
+	perf_config(bperf_config_cb, NULL);
+	if (bperf_cpus__init(&bperf.cpus, NULL)) {
+		pr_err("bperf: cannot read the possible CPUs\n");
+		return -1;
+	}
+	bperf.online = perf_cpu_map__new_online_cpus();
+	if (!bperf.online) {
+		bperf_cpus__exit(&bperf.cpus);
+		return -1;
+	}
+	if (!stat("/proc/self/ns/pid", &st))
+		bperf.pidns = st.st_ino;
+	bperf.self.pid = getpid();
+	bperf.self.pidns = bperf.pidns;
+	if (bperf_proc_stat(bperf.self.pid, &state, &bperf.self.start_time)) {
+		pr_err("bperf: cannot read /proc/self/stat\n");
+		goto fail;
+	}
+	if (bperf.tasks)
+		bperf.self.flags |= BPERF_SESSION_TASKS;
+
+	if (bperf_lock_first())
+		goto fail;
+
+	scnprintf(ctl_path, sizeof(ctl_path), "%s/bperf_ctl", bperf.dir);
+	if (access(ctl_path, F_OK)) {
+		fresh = true;
+		if (bperf_load_programs())
+			goto fail;
+	}
+	if (bperf_open_maps())
+		goto fail;
+	err = bperf_get_programs();
+	if (err == -ENOENT) {
+		/*
+		 * Every session holds the programs: if they are gone, so
+		 * are all the sessions.  Load them again on the pinned maps,
+		 * then reap every session still registered, wherever it ran.
+		 */
+		pr_debug("bperf: the programs are gone, loading them again\n");
+		if (bperf_load_programs() || bperf_ctl_read() ||
+		    bperf_get_programs()) {
+			pr_err("bperf: cannot set up the BPF programs\n");
+			goto fail;
+		}
+		bperf_gc(0, BPERF_GC_ALL_DEAD);
+	} else if (err) {
+		goto fail;
+	}
+	/* before any root: a fork in between would go untracked */
+	if (bperf.tasks && bperf_links_get())
+		goto fail;
+	if (bperf_register())
+		goto fail;
+	return 0;
+fail:
+	/* do not leave behind what we set up for nobody */
+	if (bperf.locked && fresh)
+		bperf_teardown();
+	bperf_unlock();
+	bperf_drop_fds();
+	perf_cpu_map__put(bperf.online);
+	bperf.online = NULL;
+	bperf_cpus__exit(&bperf.cpus);
+	return -1;
+}
+
+/* Our last bperf evsel is gone: deregister, maybe turn off the lights. */
+void bperf_leave(void)
+{
+	__u32 slot;
+
+	for (slot = 0; slot < BPERF_MAX_SLOTS; slot++) {
+		if (bperf.slot_refs[slot] || bperf.slot_tids[slot])
+			pr_debug("bperf: slot %u: %d references of ours left\n", slot,
+				 bperf.slot_refs[slot]);
+		bperf.slot_refs[slot] = 0;
+		zfree(&bperf.slot_tids[slot]);
+		bperf.slot_nr[slot] = 0;
+	}
+	if (bperf.sid) {
+		bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_SESSIONS], &bperf.sid);
+		if (bperf.ctl.nr_sessions)
+			bperf.ctl.nr_sessions--;
+		bperf_ctl_write();
+		bperf.sid = 0;
+		/* not if the sessions could not be read: some may live */
+		if (bperf_gc(0, BPERF_GC_STOP_AT_LIVE) == 0)
+			bperf_teardown();
+	}
+	bperf_unlock();
+	bperf_drop_fds();
+	perf_cpu_map__put(bperf.online);
+	bperf.online = NULL;
+	bperf_cpus__exit(&bperf.cpus);
+}

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bperf slots: one per distinct event (a group takes adjacent ones), found
+ * by the attr map, with one perf event per CPU that all sessions share.
+ * Design: util/bperf.c.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <linux/perf_event.h>
+#include <linux/zalloc.h>
+#include <bpf/bpf.h>
+
+#include "bperf.h"
+#include "debug.h"
+#include "evsel.h"
+#include "evlist.h"
+#include "cpumap.h"
+#include <internal/xyarray.h>
+
+static void bperf_slot_zero(__u32 slot)
+{
+	struct bperf_slot empty = {};
+
+	bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SLOTS], &slot, &empty, BPF_ANY);
+}
+
+/* Stop reading a slot, close its events, forget it.  Locked. */
+void bperf_slot_free(__u32 slot)
+{
+	struct bperf_slot rec;
+	__u32 i, j, key;
+
+	for (i = j = 0; i < bperf.ctl.nr_active; i++) {
+		if (bperf.ctl.active[i] != slot)
+			bperf.ctl.active[j++] = bperf.ctl.active[i];
+	}
+	bperf.ctl.nr_active = j;
+	bperf.ctl.task_slots &= ~(1ULL << slot);
+	bperf_ctl_write();
+
+	for (i = 0; i < (__u32)bperf.cpus.nr_ids; i++) {
+		key = bperf_cpus__key(&bperf.cpus, slot, i);
+		bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_EVENTS], &key);
+	}
+	bperf_purge_tasks(slot);
+	if (!bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_SLOTS], &slot, &rec) &&
+	    rec.key.attr.size)
+		bpf_map_delete_elem(bperf.attr_fd, &rec.key);
+	bperf_slot_zero(slot);
+}
+
+/* Drop a session's use of a slot; free it when nobody uses it.  Locked. */
+void bperf_slot_put(__u32 slot, bool tasks)
+{
+	struct bperf_slot rec;
+
+	if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_SLOTS], &slot, &rec))
+		return;
+	if (rec.users)
+		rec.users--;
+	if (tasks && rec.task_users)
+		rec.task_users--;
+	if (!rec.users) {
+		bperf_slot_free(slot);
+		return;
+	}
+	bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SLOTS], &slot, &rec, BPF_ANY);
+	if (!rec.task_users && (bperf.ctl.task_slots & (1ULL << slot))) {
+		/*
+		 * No session counts tasks with it: stop tracking them, and
+		 * forget the tasks still tracked, which would never be
+		 * dropped now that the exit program skips the slot.
+		 */
+		bperf.ctl.task_slots &= ~(1ULL << slot);
+		bperf_ctl_write();
+		bperf_purge_tasks(slot);
+	}
+}
+
+/* FNV-1a, to tell the groups an event may belong to apart */
+static __u64 bperf_hash(__u64 h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	while (len--) {
+		h ^= *p++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* The attr as a key: without what perf stat sets per target. */
+static void bperf_attr_norm(struct perf_event_attr *attr)
+{
+	attr->disabled = 0;
+	attr->inherit = 0;
+	attr->enable_on_exec = 0;
+	attr->inherit_stat = 0;
+	attr->read_format = 0;
+}
+
+static void bperf_make_keys(struct evsel *leader, struct bperf_attr_key *keys,
+			    int n)
+{
+	struct evsel *pos;
+	__u64 sig = 0xcbf29ce484222325ULL;
+	int i = 0;
+
+	memset(keys, 0, n * sizeof(*keys));
+	for_each_group_evsel(pos, leader) {
+		if (i == n)
+			break;
+		keys[i].attr = pos->core.attr;
+		bperf_attr_norm(&keys[i].attr);
+		sig = bperf_hash(sig, &keys[i].attr, sizeof(keys[i].attr));
+		i++;
+	}
+	for (i = 0; i < n; i++) {
+		keys[i].group_sig = n > 1 ? sig : 0;
+		keys[i].group_pos = i;
+		keys[i].group_len = n;
+	}
+}
+
+/* Errors perf stat shows as "<not supported>" rather than fail on */
+static bool bperf_unsupported(int err)
+{
+	return err == -ENOENT || err == -EOPNOTSUPP || err == -ENXIO ||
+	       err == -EINVAL || err == -ENODEV;
+}
+
+/*
+ * Open the events of a group (or a lone event) on the online CPUs of its
+ * PMU, as a real perf group, and put them in the events array at their
+ * slots.
+ * Our fds are closed after: the array keeps the events.  Locked.
+ */
+int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
+		      struct target *target)
+{
+	struct perf_event_attr saved[n];
+	struct evsel *pos, *failed = leader;
+	struct perf_cpu_map *cpus;
+	struct perf_cpu cpu;
+	int i, idx, err = 0, fd;
+	__u32 key;
+
+	/* the PMU of a hybrid system's CPU type counts on those CPUs only */
+	if (perf_cpu_map__has_any_cpu_or_is_empty(leader->core.own_cpus))
+		cpus = perf_cpu_map__get(bperf.online);
+	else
+		cpus = perf_cpu_map__intersect(bperf.online,
+					       leader->core.own_cpus);
+	if (perf_cpu_map__is_empty(cpus)) {
+		perf_cpu_map__put(cpus);
+		pr_err("bperf: %s: none of its CPUs is online\n",
+		       evsel__name(leader));
+		return -1;
+	}
+
+	i = 0;
+	for_each_group_evsel(pos, leader) {
+		saved[i] = pos->core.attr;
+		bperf_attr_norm(&pos->core.attr);
+		i++;
+	}
+	/*
+	 * A sibling added to a group that is already counting would not be
+	 * scheduled until the group is, which for a CPU event may be never:
+	 * open the leader disabled and enable it when the group is whole.
+	 */
+	leader->core.attr.disabled = 1;
+	i = 0;
+	for_each_group_evsel(pos, leader) {
+		failed = pos;
+		err = evsel__open_per_cpu(pos, cpus, -1);
+		if (err)
+			break;
+		perf_cpu_map__for_each_cpu(cpu, idx, cpus) {
+			fd = *(int *)xyarray__entry(pos->core.fd, idx, 0);
+			key = bperf_cpus__key(&bperf.cpus, slots[i], cpu.cpu);
+			if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_EVENTS], &key, &fd,
+						BPF_ANY)) {
+				err = -errno;
+				break;
+			}
+		}
+		if (err)
+			break;
+		i++;
+	}
+	if (!err) {
+		failed = leader;
+		perf_cpu_map__for_each_cpu(cpu, idx, cpus) {
+			fd = *(int *)xyarray__entry(leader->core.fd, idx, 0);
+			if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+				err = -errno;
+				break;
+			}
+		}
+	}
+	if (err) {
+		char msg[BUFSIZ];
+
+		if (bperf_unsupported(err)) {
+			pr_debug("bperf: %s is not supported\n",
+				 evsel__name(failed));
+		} else {
+			errno = -err;
+			evsel__open_strerror(failed, target, -err, msg,
+					     sizeof(msg));
+			pr_err("bperf: cannot open %s: %s\n",
+			       evsel__name(failed), msg);
+		}
+		for (i = 0; i < n; i++) {
+			perf_cpu_map__for_each_cpu(cpu, idx, bperf.online) {
+				key = bperf_cpus__key(&bperf.cpus, slots[i],
+						      cpu.cpu);
+				bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_EVENTS], &key);
+			}
+		}
+	}
+	i = 0;
+	for_each_group_evsel(pos, leader) {
+		evsel__close(pos);
+		pos->core.attr = saved[i++];
+	}
+	perf_cpu_map__put(cpus);
+	return err;
+}
+
+/*
+ * Drop a reference of one of our evsels to @slot; with the last, forget
+ * our use of it, then give its reference back.  Locked.
+ */
+void bperf_slot_unref(__u32 slot)
+{
+	if (bperf.slot_refs[slot] <= 0) {
+		pr_debug("bperf: slot %u: no reference of ours to drop\n", slot);
+		return;
+	}
+	if (--bperf.slot_refs[slot] > 0)
+		return;
+	/* forget the use first: a crash now only leaks */
+	bperf.self.slots &= ~(1ULL << slot);
+	bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SESSIONS], &bperf.sid, &bperf.self, BPF_EXIST);
+	bperf_slot_put(slot, bperf.tasks);
+}
+
+/*
+ * Find the slots of the group led by 'leader', setting them up if no
+ * session counts it yet, and take our reference on them.  Locked.
+ * Returns 1 if the kernel cannot count the group.
+ */
+int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
+		    struct target *target)
+{
+	struct bperf_attr_key keys[n];
+	struct bperf_slot rec;
+	struct bperf_val *zeroes;
+	int i, found = 0, taken = 0, err;
+	bool sw = true;
+	__u32 s;
+
+	bperf_make_keys(leader, keys, n);
+	for (i = 0; i < n; i++) {
+		if (!bpf_map_lookup_elem(bperf.attr_fd, &keys[i], &slots[i]) &&
+		    slots[i] < BPERF_MAX_SLOTS)
+			found++;
+	}
+	if (found && found != n) {
+		pr_err("bperf: %s: the attr map holds part of this group only\n",
+		       bperf.attr_path);
+		return -1;
+	}
+
+	if (!found) {
+		/* new events: pick free slots */
+		i = 0;
+		for (s = 0; s < BPERF_MAX_SLOTS && i < n; s++) {
+			if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_SLOTS], &s, &rec) ||
+			    rec.users || rec.key.attr.size)
+				continue;
+			slots[i++] = s;
+		}
+		if (i < n) {
+			pr_err("bperf: no room for %s: all %d event slots are in use\n",
+			       evsel__name(leader), BPERF_MAX_SLOTS);
+			return -1;
+		}
+		/* reserve them; a new generation makes BPF start afresh */
+		for (i = 0; i < n; i++)
+			sw &= keys[i].attr.type == PERF_TYPE_SOFTWARE;
+		for (i = 0; i < n; i++) {
+			memset(&rec, 0, sizeof(rec));
+			rec.key = keys[i];
+			if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SLOTS], &slots[i], &rec,
+						BPF_ANY)) {
+				bperf_report(-errno, "cannot reserve a slot",
+					     NULL);
+				goto undo;
+			}
+			bperf.ctl.gen[slots[i]]++;
+			if (sw)
+				bperf.ctl.sw_slots |= 1ULL << slots[i];
+			else
+				bperf.ctl.sw_slots &= ~(1ULL << slots[i]);
+		}
+		if (bperf_ctl_write())
+			goto undo;
+
+		err = bperf_open_events(leader, slots, n, target);
+		if (err) {
+			for (i = 0; i < n; i++)
+				bperf_slot_zero(slots[i]);
+			return bperf_unsupported(err) ? 1 : -1;
+		}
+
+		/* a per-CPU value: one element for each possible CPU */
+		zeroes = calloc(bperf.cpus.nr_possible, sizeof(*zeroes));
+		if (!zeroes)
+			goto undo;
+		for (i = 0; i < n; i++) {
+			bpf_map_update_elem(bperf.map_fd[BPERF_MAP_TOTALS], &slots[i], zeroes,
+					    BPF_ANY);
+			if (bpf_map_update_elem(bperf.attr_fd, &keys[i],
+						&slots[i], BPF_ANY)) {
+				bperf_report(-errno, "cannot update",
+					     bperf.attr_path);
+				free(zeroes);
+				goto undo;
+			}
+			bperf.ctl.active[bperf.ctl.nr_active++] = slots[i];
+		}
+		free(zeroes);
+		if (bperf_ctl_write())
+			goto undo;
+	}
+
+	/* take our references before we note them: a crash only leaks */
+	for (taken = 0; taken < n; taken++) {
+		s = slots[taken];
+		/* one reference a session: an event named twice has it */
+		if (bperf.slot_refs[s]++)
+			continue;
+		if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_SLOTS], &s, &rec)) {
+			bperf.slot_refs[s]--;
+			goto undo;
+		}
+		rec.users++;
+		if (bperf.tasks) {
+			rec.task_users++;
+			bperf.ctl.task_slots |= 1ULL << s;
+		}
+		if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SLOTS], &s, &rec, BPF_ANY)) {
+			bperf.slot_refs[s]--;
+			goto undo;
+		}
+		bperf.self.slots |= 1ULL << s;
+	}
+	if (bperf.tasks && bperf_ctl_write())
+		goto undo;
+	if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SESSIONS], &bperf.sid, &bperf.self,
+				BPF_EXIST)) {
+		bperf_report(-errno, "cannot update the session", NULL);
+		goto undo;
+	}
+	return 0;
+
+undo:
+	/* give back what we took, free the slots we set up */
+	for (i = 0; i < n; i++) {
+		if (i < taken)
+			bperf_slot_unref(slots[i]);
+		else if (!found)
+			bperf_slot_free(slots[i]);
+	}
+	return -1;
+}
