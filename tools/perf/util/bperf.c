@@ -469,40 +469,39 @@ static void bperf_val_delta(struct bperf_val *to, const struct bperf_val *now,
  * Enabling takes a snapshot, disabling adds what was counted since to
  * the base.  The members of a group share the read its leader does.
  */
-static int bperf_toggle(struct evsel *evsel, bool enable)
+static int bperf__enable(struct evsel *evsel)
+{
+	struct bperf_counter *c = evsel->bpf_skel;
+	int err;
+
+	if (!c || c->unsupported || c->enabled)
+		return 0;
+	memset(c->snap, 0, c->nr * sizeof(*c->snap));
+	err = bperf_values(evsel, c, c->snap);
+	if (!err)
+		c->enabled = true;
+	return err;
+}
+
+static int bperf__disable(struct evsel *evsel)
 {
 	struct bperf_counter *c = evsel->bpf_skel;
 	struct bperf_val *now;
 	int i, err;
 
-	if (!c || c->unsupported || c->enabled == enable)
+	if (!c || c->unsupported || !c->enabled)
 		return 0;
 	now = calloc(c->nr, sizeof(*now));
 	if (!now)
 		return -ENOMEM;
 	err = bperf_values(evsel, c, now);
 	if (!err) {
-		for (i = 0; i < c->nr; i++) {
-			if (enable)
-				c->snap[i] = now[i];
-			else
-				bperf_val_delta(&c->base[i], &now[i],
-						&c->snap[i]);
-		}
-		c->enabled = enable;
+		for (i = 0; i < c->nr; i++)
+			bperf_val_delta(&c->base[i], &now[i], &c->snap[i]);
+		c->enabled = false;
 	}
 	free(now);
 	return err;
-}
-
-static int bperf__enable(struct evsel *evsel)
-{
-	return bperf_toggle(evsel, true);
-}
-
-static int bperf__disable(struct evsel *evsel)
-{
-	return bperf_toggle(evsel, false);
 }
 
 static void bperf_counts_set(struct perf_counts_values *counts,

@@ -118,7 +118,7 @@ void bperf_leave(void);
 
 /* bperf_slots.c */
 void bperf_slot_free(__u32 slot);
-void bperf_slot_put(__u32 slot, bool tasks);
+void bperf_slot_put(__u32 slot, __u32 flags);
 int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 		      struct target *target);
 void bperf_slot_unref(__u32 slot);
@@ -126,8 +126,7 @@ int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 		    struct target *target);
 
 /* bperf_task.c */
-int bperf_root_run(__u32 op, struct bperf_tid *t, __u32 slot,
-		   bool inherit);
+int bperf_root_run(struct bperf_root_op *op);
 void bperf_purge_tasks(__u32 slot);
 int bperf_roots_add(struct evsel *evsel, struct bperf_counter *c);
 void bperf_roots_del(struct bperf_counter *c);

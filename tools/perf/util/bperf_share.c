@@ -445,7 +445,6 @@ int bperf_dump(int fd, void *keys, __u32 key_size, void *vals,
 static void bperf_reap(__u32 sid, const struct bperf_session *s)
 {
 	struct bperf_root_key *keys;
-	struct bperf_tid t;
 	__u64 *vals;
 	__u32 slot;
 	int n, i;
@@ -463,17 +462,20 @@ static void bperf_reap(__u32 sid, const struct bperf_session *s)
 				continue;
 			/* forget the record first: a crash now only leaks */
 			bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_ROOTS], &keys[i]);
-			t.tid = keys[i].tid;
-			t.ino = vals[i];
-			bperf_root_run(BPERF_ROOT_DEL, &t, keys[i].slot,
-				       keys[i].inherit);
+			bperf_root_run(&(struct bperf_root_op){
+				.op = BPERF_ROOT_DEL,
+				.tid = keys[i].tid,
+				.slot = keys[i].slot,
+				.inherit = keys[i].inherit,
+				.ino = vals[i],
+			});
 		}
 		free(keys);
 		free(vals);
 	}
 	for (slot = 0; slot < BPERF_MAX_SLOTS; slot++) {
 		if (s->slots & (1ULL << slot))
-			bperf_slot_put(slot, s->flags & BPERF_SESSION_TASKS);
+			bperf_slot_put(slot, s->flags);
 	}
 	bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_SESSIONS], &sid);
 	if (bperf.ctl.nr_sessions)

@@ -53,8 +53,11 @@ void bperf_slot_free(__u32 slot)
 	bperf_slot_zero(slot);
 }
 
-/* Drop a session's use of a slot; free it when nobody uses it.  Locked. */
-void bperf_slot_put(__u32 slot, bool tasks)
+/*
+ * Drop the use of a slot by a session with @flags (BPERF_SESSION_*);
+ * free the slot when nobody uses it.  Locked.
+ */
+void bperf_slot_put(__u32 slot, __u32 flags)
 {
 	struct bperf_slot rec;
 
@@ -62,7 +65,7 @@ void bperf_slot_put(__u32 slot, bool tasks)
 		return;
 	if (rec.users)
 		rec.users--;
-	if (tasks && rec.task_users)
+	if ((flags & BPERF_SESSION_TASKS) && rec.task_users)
 		rec.task_users--;
 	if (!rec.users) {
 		bperf_slot_free(slot);
@@ -248,7 +251,7 @@ void bperf_slot_unref(__u32 slot)
 	/* forget the use first: a crash now only leaks */
 	bperf.self.slots &= ~(1ULL << slot);
 	bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SESSIONS], &bperf.sid, &bperf.self, BPF_EXIST);
-	bperf_slot_put(slot, bperf.tasks);
+	bperf_slot_put(slot, bperf.self.flags);
 }
 
 /*

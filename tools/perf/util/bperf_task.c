@@ -21,27 +21,19 @@
 #define BPERF_MAX_CHAIN		64
 
 /*
- * Run a root operation on task @t for @slot.  BPERF_ROOT_ADD sets the
- * pid inode number of @t.
+ * Run a root operation in bperf_root.  The program writes @op back:
+ * BPERF_ROOT_ADD sets the pid inode number of the root.  Returns what
+ * the program returns, 0 or -errno.
  */
-int bperf_root_run(__u32 op, struct bperf_tid *t, __u32 slot,
-		   bool inherit)
+int bperf_root_run(struct bperf_root_op *op)
 {
-	struct bperf_root_op arg = {
-		.op = op, .tid = t->tid, .slot = slot, .inherit = inherit,
-		.ino = t->ino,
-	};
 	LIBBPF_OPTS(bpf_test_run_opts, opts,
-		    .ctx_in = &arg,
-		    .ctx_size_in = sizeof(arg),
+		    .ctx_in = op,
+		    .ctx_size_in = sizeof(*op),
 	);
-	int err;
 
-	err = bpf_prog_test_run_opts(bperf.prog_fd[BPERF_PROG_ROOT], &opts);
-	if (err)
+	if (bpf_prog_test_run_opts(bperf.prog_fd[BPERF_PROG_ROOT], &opts))
 		return -errno;
-	if (op == BPERF_ROOT_ADD)
-		t->ino = arg.ino;
 	return (int)opts.retval;
 }
 
@@ -86,6 +78,9 @@ static int bperf_roots_register(struct evsel *evsel, struct bperf_counter *c)
 	struct bperf_root_key key = {
 		.sid = bperf.sid, .slot = c->slot, .inherit = c->inherit,
 	};
+	struct bperf_root_op op = {
+		.op = BPERF_ROOT_ADD, .slot = c->slot, .inherit = c->inherit,
+	};
 	int i, err, tries, pid;
 
 	/* 0: not registered, whatever an earlier run left there */
@@ -95,13 +90,14 @@ static int bperf_roots_register(struct evsel *evsel, struct bperf_counter *c)
 		if (pid <= 0)
 			continue;
 		c->tids[i].tid = pid;
+		op.tid = pid;
 		for (tries = 0; tries < 100; tries++) {
-			err = bperf_root_run(BPERF_ROOT_ADD, &c->tids[i],
-					     c->slot, c->inherit);
+			err = bperf_root_run(&op);
 			if (err != -EAGAIN)
 				break;
 			usleep(1000);
 		}
+		c->tids[i].ino = op.ino;
 		if (err == -ESRCH) {
 			/* gone already: it counts nothing */
 			pr_debug("bperf: thread %u is gone\n", c->tids[i].tid);
@@ -134,26 +130,31 @@ static int bperf_roots_register(struct evsel *evsel, struct bperf_counter *c)
 	return 0;
 }
 
-/* Delete the roots registered for @slot.  Locked. */
-static void bperf_roots_drop(__u32 slot, bool inherit)
+/* Delete the roots registered for the slot of @c.  Locked. */
+static void bperf_roots_drop(struct bperf_counter *c)
 {
 	struct bperf_root_key key = {
-		.sid = bperf.sid, .slot = slot, .inherit = inherit,
+		.sid = bperf.sid, .slot = c->slot, .inherit = c->inherit,
 	};
-	struct bperf_tid *tids = bperf.slot_tids[slot];
+	struct bperf_root_op op = {
+		.op = BPERF_ROOT_DEL, .slot = c->slot, .inherit = c->inherit,
+	};
+	struct bperf_tid *tids = bperf.slot_tids[c->slot];
 	int i;
 
 	if (!tids)
 		return;
-	for (i = 0; i < bperf.slot_nr[slot]; i++) {
+	for (i = 0; i < bperf.slot_nr[c->slot]; i++) {
 		if (!tids[i].tid)
 			continue;
 		key.tid = tids[i].tid;
 		bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_ROOTS], &key);
-		bperf_root_run(BPERF_ROOT_DEL, &tids[i], slot, inherit);
+		op.tid = tids[i].tid;
+		op.ino = tids[i].ino;
+		bperf_root_run(&op);
 	}
-	zfree(&bperf.slot_tids[slot]);
-	bperf.slot_nr[slot] = 0;
+	zfree(&bperf.slot_tids[c->slot]);
+	bperf.slot_nr[c->slot] = 0;
 }
 
 /*
@@ -173,7 +174,7 @@ int bperf_roots_add(struct evsel *evsel, struct bperf_counter *c)
 			memcpy(c->tids, bperf.slot_tids[slot], c->nr * sizeof(*c->tids));
 			return 0;
 		}
-		bperf_roots_drop(slot, c->inherit);
+		bperf_roots_drop(c);
 	}
 	tids = malloc(c->nr * sizeof(*tids));
 	if (!tids)
@@ -190,7 +191,7 @@ int bperf_roots_add(struct evsel *evsel, struct bperf_counter *c)
 void bperf_roots_del(struct bperf_counter *c)
 {
 	if (bperf.slot_refs[c->slot] <= 1)
-		bperf_roots_drop(c->slot, c->inherit);
+		bperf_roots_drop(c);
 }
 
 /* A tracked task of one slot and its anchor, by pid inode number */

@@ -182,8 +182,15 @@ static bool profiler_is_tag(const char *tok)
 	       strspn(tok, "0123456789abcdefABCDEF") == 2 * BPF_TAG_SIZE;
 }
 
+/* How -b names a program that is not an id */
+enum profiler_match {
+	PROFILER_BY_NAME,
+	PROFILER_BY_TAG,
+};
+
 /* Whether the program behind @fd has the tag or the name @tok */
-static bool profiler_prog_matches(int fd, const char *tok, bool tag)
+static bool profiler_prog_matches(int fd, const char *tok,
+				  enum profiler_match by)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
@@ -193,7 +200,7 @@ static bool profiler_prog_matches(int fd, const char *tok, bool tag)
 
 	if (bpf_prog_get_info_by_fd(fd, &info, &len))
 		return false;
-	if (tag) {
+	if (by == PROFILER_BY_TAG) {
 		for (i = 0; i < BPF_TAG_SIZE; i++)
 			sprintf(hex + 2 * i, "%02x", info.tag[i]);
 		return !strcasecmp(hex, tok);
@@ -226,7 +233,8 @@ static int profiler_load_once(struct evsel *evsel, __u32 id, struct intlist *don
 static int profiler_load_matching(struct evsel *evsel, const char *tok,
 				  struct intlist *done)
 {
-	bool tag = profiler_is_tag(tok);
+	enum profiler_match by = profiler_is_tag(tok) ? PROFILER_BY_TAG :
+							 PROFILER_BY_NAME;
 	__u32 id = 0, last = 0;
 	int n = 0, fd, err;
 
@@ -239,7 +247,7 @@ static int profiler_load_matching(struct evsel *evsel, const char *tok,
 		fd = bpf_prog_get_fd_by_id(id);
 		if (fd < 0)
 			continue;
-		match = profiler_prog_matches(fd, tok, tag);
+		match = profiler_prog_matches(fd, tok, by);
 		close(fd);
 		if (!match)
 			continue;
@@ -250,7 +258,8 @@ static int profiler_load_matching(struct evsel *evsel, const char *tok,
 			return err;
 	}
 	if (!n) {
-		pr_err("Failed to find a bpf prog with the %s %s\n", tag ? "tag" : "name", tok);
+		pr_err("Failed to find a bpf prog with the %s %s\n",
+		       by == PROFILER_BY_TAG ? "tag" : "name", tok);
 		return -1;
 	}
 	return 0;
