@@ -170,13 +170,12 @@
 #include "thread_map.h"
 
 /*
- * Per-CPU map values reach user space at multiples of 8 bytes: the
- * buffers of nr_possible elements below rely on these sizes.
+ * Per-CPU map values reach user space at multiples of 8 bytes: perf's
+ * buffers of nr_possible elements of these types (bperf_read_totals(),
+ * bperf_folds_read()) rely on these sizes.
  */
 static_assert(sizeof(struct bperf_val) % 8 == 0, "bperf_val size");
 static_assert(sizeof(struct bperf_cpu) % 8 == 0, "bperf_cpu size");
-static_assert(sizeof(struct bpf_perf_event_value) % 8 == 0,
-	      "bpf_perf_event_value size");
 
 bool bperf_wanted(struct evsel *evsel, struct target *target)
 {
@@ -226,8 +225,9 @@ static int bperf_reload(struct evsel *evsel, struct bperf_counter *c)
 	if (!bperf.tasks || c->unsupported)
 		return 0;
 
-	if (bperf_lock())
-		return -1;
+	err = bperf_lock();
+	if (err)
+		return err;
 	bperf_roots_del(c);
 	nr = perf_thread_map__nr(evsel->core.threads);
 	if (nr != c->nr) {
@@ -261,7 +261,7 @@ static int bperf_check_target(struct evsel *evsel, struct target *target,
 		*tasks = true;
 	} else {
 		pr_err("bpf managed perf events do not yet support these targets.\n");
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -286,8 +286,9 @@ static int bperf__load(struct evsel *evsel, struct target *target)
 		}
 		return bperf_reload(evsel, c);
 	}
-	if (bperf_check_target(evsel, target, &tasks))
-		return -1;
+	err = bperf_check_target(evsel, target, &tasks);
+	if (err)
+		return err;
 	/* loading the leader sets up the whole group */
 	bad = leader != evsel ? evsel : NULL;
 	for_each_group_member(pos, leader) {
@@ -297,33 +298,34 @@ static int bperf__load(struct evsel *evsel, struct target *target)
 	if (bad) {
 		pr_err("bperf: %s: every event of a group must use BPF counters\n",
 		       evsel__name(bad));
-		return -1;
+		return -EINVAL;
 	}
 	if (n > BPERF_MAX_SLOTS) {
 		pr_err("bperf: group of %s too large\n", evsel__name(leader));
-		return -1;
+		return -E2BIG;
 	}
 
 	if (!bperf.users) {
 		bperf.tasks = tasks;
-		if (bperf_join(target))
-			return -1;
-	} else if (bperf_lock()) {
-		return -1;
+		err = bperf_join(target);
+	} else {
+		err = bperf_lock();
 	}
+	if (err)
+		return err;
 
 	err = bperf_slots_get(leader, slots, n, target);
-	if (err < 0)
-		goto out;
 	/* the kernel cannot count the group: no reference was taken */
-	unsupported = err > 0;
+	unsupported = err == -EOPNOTSUPP;
+	if (err && !unsupported)
+		goto out;
 
 	i = 0;
 	for_each_group_evsel(pos, leader) {
 		struct bperf_counter *c = bperf_counter_new(pos, slots[i]);
 
 		if (!c) {
-			err = -1;
+			err = -ENOMEM;
 			goto undo;
 		}
 		i++;
@@ -335,9 +337,10 @@ static int bperf__load(struct evsel *evsel, struct target *target)
 		if (pos != leader)
 			pos->bpf_counter_ops = leader->bpf_counter_ops;
 		bperf.users++;
-		if (tasks && !c->unsupported && bperf_roots_add(pos, c)) {
-			err = -1;
-			goto undo;
+		if (tasks && !c->unsupported) {
+			err = bperf_roots_add(pos, c);
+			if (err)
+				goto undo;
 		}
 	}
 	err = 0;
@@ -433,13 +436,6 @@ static int bperf_read_totals(__u32 slot, struct bperf_val *vals)
 		bperf_cpus__unpack(&bperf.cpus, packed, vals, sizeof(*vals));
 	free(packed);
 	return err;
-}
-
-void bperf_val_acc(struct bperf_val *to, const struct bperf_val *v)
-{
-	to->counter += v->counter;
-	to->enabled += v->enabled;
-	to->running += v->running;
 }
 
 /*

@@ -2,11 +2,13 @@
 /*
  * bperf: what its files share.  Design: util/bperf.c.
  *
+ *  bpf_counter.c  dispatches an evsel to bperf_ops (not bperf's)
  *  bperf.c        the bpf_counter_ops: what each evsel counts, and reads
  *  bperf_share.c  the pinned state: paths, checks, lock, programs, links,
  *                 joining and leaving, the session registry, reclaim
  *  bperf_slots.c  slots: the distinct events, groups, their perf events
  *  bperf_task.c   task sessions: root tasks, values from the tasks map
+ *  bperf_cpus.c   possible CPU ids and positions (also used by -b)
  *  bpf_skel/bperf.bpf.c  the programs and maps; bpf_skel/bperf_u.h their
  *                 types, shared with perf
  */
@@ -34,7 +36,7 @@ struct target;
 
 /* The pinned maps perf opens, in the order it opens them. */
 enum bperf_map {
-	BPERF_MAP_CTL,		/* first: it says whether the rest can fit */
+	BPERF_MAP_CTL,		/* layout version checked once all are open */
 	BPERF_MAP_SLOTS,
 	BPERF_MAP_SESSIONS,
 	BPERF_MAP_ROOTS,
@@ -104,10 +106,9 @@ extern struct bpf_counter_ops bperf_ops;
 
 /* bperf.c */
 bool bperf_wanted(struct evsel *evsel, struct target *target);
-void bperf_val_acc(struct bperf_val *to, const struct bperf_val *v);
 
 /* bperf_share.c */
-void bperf_report(int err, const char *what, const char *path);
+int bperf_report(int err, const char *what, const char *path);
 int bperf_ctl_write(void);
 int bperf_lock(void);
 void bperf_unlock(void);
@@ -119,8 +120,6 @@ void bperf_leave(void);
 /* bperf_slots.c */
 void bperf_slot_free(__u32 slot);
 void bperf_slot_put(__u32 slot, __u32 flags);
-int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
-		      struct target *target);
 void bperf_slot_unref(__u32 slot);
 int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 		    struct target *target);

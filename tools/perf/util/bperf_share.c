@@ -6,7 +6,6 @@
  * died left behind.  Design: util/bperf.c.
  */
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -40,16 +39,16 @@
 /* sessions whose liveness a joining session checks */
 #define BPERF_GC_BUDGET		32
 
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC 0xcafe4a11
+#endif
+
 struct bperf_ctx bperf = {
 	.attr_fd = -1,
 	.map_fd = { [0 ... BPERF_NR_MAPS - 1] = -1 },
 	.prog_fd = { [0 ... BPERF_NR_PROGS - 1] = -1 },
 	.link_fd = { [0 ... BPERF_NR_LINKS - 1] = -1 },
 };
-
-#ifndef BPF_FS_MAGIC
-#define BPF_FS_MAGIC 0xcafe4a11
-#endif
 
 static void bperf_close_fd(int *fd)
 {
@@ -69,8 +68,11 @@ static int bperf_map_get_id(int fd, __u32 *id)
 	return 0;
 }
 
-/* Turn an errno from bpf() into the advice a user needs. */
-void bperf_report(int err, const char *what, const char *path)
+/*
+ * Turn an errno from bpf() into the advice a user needs.  Returns the
+ * error as -errno, for the caller to return.
+ */
+int bperf_report(int err, const char *what, const char *path)
 {
 	err = err < 0 ? -err : err;
 	if (err == EPERM || err == EACCES)
@@ -79,6 +81,7 @@ void bperf_report(int err, const char *what, const char *path)
 	else
 		pr_err("bperf: %s%s%s: %s\n", what, path ? " " : "",
 		       path ?: "", strerror(err));
+	return -err;
 }
 
 static int bperf_config_cb(const char *var, const char *value,
@@ -94,6 +97,7 @@ static int bperf_paths(struct target *target)
 {
 	char parent[PATH_MAX], *slash;
 	struct statfs fs;
+	int err;
 
 	if (target->attr_map)
 		scnprintf(bperf.attr_path, sizeof(bperf.attr_path), "%s",
@@ -105,7 +109,7 @@ static int bperf_paths(struct target *target)
 	if (strlen(bperf.attr_path) + strlen(BPERF_DIR_SUFFIX) +
 	    BPF_OBJ_NAME_LEN + 2 >= sizeof(bperf.dir)) {
 		pr_err("bperf: attr map path too long: %s\n", bperf.attr_path);
-		return -1;
+		return -ENAMETOOLONG;
 	}
 	scnprintf(bperf.dir, sizeof(bperf.dir), "%s%s", bperf.attr_path,
 		  BPERF_DIR_SUFFIX);
@@ -115,7 +119,7 @@ static int bperf_paths(struct target *target)
 	if (strchr(slash ? slash + 1 : parent, '.')) {
 		pr_err("bperf: %s: BPF filesystem names cannot contain '.'\n",
 		       bperf.attr_path);
-		return -1;
+		return -EINVAL;
 	}
 	if (slash == parent)
 		slash[1] = '\0';
@@ -124,16 +128,17 @@ static int bperf_paths(struct target *target)
 	else
 		scnprintf(parent, sizeof(parent), ".");
 	if (statfs(parent, &fs)) {
+		err = -errno;
 		pr_err("bperf: cannot use %s for the attr map: %s\n",
-		       parent, strerror(errno));
-		return -1;
+		       parent, strerror(-err));
+		return err;
 	}
 	if ((unsigned long)fs.f_type != BPF_FS_MAGIC) {
 		pr_err("bperf: %s is not on a BPF filesystem (bpffs); mount one with\n"
 		       "  mount -t bpf bpf %s\n"
 		       "or name a path on one with --bpf-attr-map\n",
 		       parent, target->attr_map ? parent : "/sys/fs/bpf");
-		return -1;
+		return -ENODEV;
 	}
 	return 0;
 }
@@ -174,10 +179,8 @@ static int bperf_map_compatible(int fd, const char *path, __u32 type,
 	__u32 len = sizeof(info);
 	char why[128] = "";
 
-	if (bpf_map_get_info_by_fd(fd, &info, &len)) {
-		bperf_report(-errno, "cannot query", path);
-		return -1;
-	}
+	if (bpf_map_get_info_by_fd(fd, &info, &len))
+		return bperf_report(-errno, "cannot query", path);
 	if (info.type != type)
 		scnprintf(why, sizeof(why), "map type %u, want %u",
 			  info.type, type);
@@ -204,7 +207,7 @@ static int bperf_map_compatible(int fd, const char *path, __u32 type,
 		if (denied) {
 			pr_err("bperf: cannot read the BTF of %s: sharing BPF counters needs CAP_SYS_ADMIN\n",
 			       path);
-			return -1;
+			return -EPERM;
 		}
 		if (!tname || strcmp(tname, btf_value))
 			scnprintf(why, sizeof(why),
@@ -216,7 +219,7 @@ static int bperf_map_compatible(int fd, const char *path, __u32 type,
 	pr_err("bperf: %s is not a map of this perf's BPF counters (%s).\n"
 	       "It may come from another perf version: remove it, or pick another path\n"
 	       "with --bpf-attr-map.\n", path, why);
-	return -1;
+	return -EINVAL;
 }
 
 static int bperf_attr_map_compatible(int fd)
@@ -237,26 +240,20 @@ static int bperf_attr_map_open(void)
 		fd = bpf_obj_get(bperf.attr_path);
 		if (fd >= 0)
 			return fd;
-		if (errno != ENOENT) {
-			bperf_report(-errno, "cannot open", bperf.attr_path);
-			return -1;
-		}
+		if (errno != ENOENT)
+			return bperf_report(-errno, "cannot open", bperf.attr_path);
 		fd = bpf_map_create(BPF_MAP_TYPE_HASH, BPERF_ATTR_MAP_NAME,
 				    sizeof(struct bperf_attr_key),
 				    sizeof(__u32), BPERF_MAX_SLOTS, &opts);
-		if (fd < 0) {
-			bperf_report(-errno, "cannot create the attr map",
-				     NULL);
-			return -1;
-		}
+		if (fd < 0)
+			return bperf_report(-errno, "cannot create the attr map",
+					    NULL);
 		if (!bpf_obj_pin(fd, bperf.attr_path))
 			return fd;
 		err = errno;
 		close(fd);
-		if (err != EEXIST) {
-			bperf_report(-err, "cannot pin", bperf.attr_path);
-			return -1;
-		}
+		if (err != EEXIST)
+			return bperf_report(-err, "cannot pin", bperf.attr_path);
 		/* another session pinned one first: use it */
 	}
 }
@@ -269,16 +266,18 @@ static int bperf_attr_map_open(void)
 static int bperf_lock_first(void)
 {
 	__u32 locked_id = 0, pinned_id = 0;
-	int fd, cur, tries;
+	int fd, cur, tries, err;
 
 	for (tries = 0; tries < 100; tries++) {
 		fd = bperf_attr_map_open();
 		if (fd < 0)
-			return -1;
-		if (bperf_attr_map_compatible(fd))
+			return fd;
+		err = bperf_attr_map_compatible(fd);
+		if (err)
 			goto fail;
 		if (flock(fd, LOCK_EX)) {
-			bperf_report(-errno, "cannot lock", bperf.attr_path);
+			err = bperf_report(-errno, "cannot lock",
+					   bperf.attr_path);
 			goto fail;
 		}
 		cur = bpf_obj_get(bperf.attr_path);
@@ -295,20 +294,18 @@ static int bperf_lock_first(void)
 		close(fd);
 	}
 	pr_err("bperf: %s keeps changing under us\n", bperf.attr_path);
-	return -1;
+	return -EAGAIN;
 fail:
 	close(fd);
-	return -1;
+	return err;
 }
 
 static int bperf_ctl_read(void)
 {
 	__u32 zero = 0;
 
-	if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_CTL], &zero, &bperf.ctl)) {
-		bperf_report(-errno, "cannot read the control map", NULL);
-		return -1;
-	}
+	if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_CTL], &zero, &bperf.ctl))
+		return bperf_report(-errno, "cannot read the control map", NULL);
 	return 0;
 }
 
@@ -316,24 +313,24 @@ int bperf_ctl_write(void)
 {
 	__u32 zero = 0;
 
-	if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_CTL], &zero, &bperf.ctl, BPF_ANY)) {
-		bperf_report(-errno, "cannot update the control map", NULL);
-		return -1;
-	}
+	if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_CTL], &zero, &bperf.ctl,
+				BPF_ANY))
+		return bperf_report(-errno, "cannot update the control map", NULL);
 	return 0;
 }
 
 int bperf_lock(void)
 {
-	if (flock(bperf.attr_fd, LOCK_EX)) {
-		bperf_report(-errno, "cannot lock", bperf.attr_path);
-		return -1;
-	}
+	int err;
+
+	if (flock(bperf.attr_fd, LOCK_EX))
+		return bperf_report(-errno, "cannot lock", bperf.attr_path);
 	bperf.locked = true;
-	if (bperf_ctl_read()) {
+	err = bperf_ctl_read();
+	if (err) {
 		flock(bperf.attr_fd, LOCK_UN);
 		bperf.locked = false;
-		return -1;
+		return err;
 	}
 	return 0;
 }
@@ -356,16 +353,16 @@ static int bperf_proc_stat(pid_t pid, char *state, __u64 *start)
 	scnprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
-		return -1;
+		return -errno;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return -1;
+		return n < 0 ? -EIO : -EINVAL;
 	buf[n] = '\0';
 	/* the command name may hold anything, even ") " */
 	p = strrchr(buf, ')');
 	if (!p || p[1] != ' ')
-		return -1;
+		return -EINVAL;
 	p += 2;
 	*state = *p;
 	/* field 3 is the state; skip to field 22 */
@@ -375,11 +372,11 @@ static int bperf_proc_stat(pid_t pid, char *state, __u64 *start)
 			p++;
 	}
 	if (!p)
-		return -1;
+		return -EINVAL;
 	errno = 0;
 	st = strtoull(p, &end, 10);
 	if (errno || end == p)
-		return -1;
+		return -EINVAL;
 	*start = st;
 	return 0;
 }
@@ -401,7 +398,7 @@ static bool bperf_session_alive(const struct bperf_session *s)
 
 /*
  * Read a whole hash map into keys[] and vals[], which have room for
- * 'max' entries.  Returns the number of entries.
+ * 'max' entries.  Returns the number of entries, or -errno.
  */
 int bperf_dump(int fd, void *keys, __u32 key_size, void *vals,
 	       __u32 value_size, __u32 max)
@@ -431,8 +428,11 @@ int bperf_dump(int fd, void *keys, __u32 key_size, void *vals,
 	n = 0;
 	while (n < max) {
 		key = keys + (size_t)n * key_size;
-		if (bpf_map_get_next_key(fd, prev, key))
+		if (bpf_map_get_next_key(fd, prev, key)) {
+			if (errno != ENOENT)
+				return -errno;
 			break;
+		}
 		prev = key;
 		if (!bpf_map_lookup_elem(fd, key,
 					 vals + (size_t)n * value_size))
@@ -455,13 +455,15 @@ static void bperf_reap(__u32 sid, const struct bperf_session *s)
 		vals = calloc(BPERF_MAX_ROOTS, sizeof(*vals));
 		n = 0;
 		if (keys && vals)
-			n = bperf_dump(bperf.map_fd[BPERF_MAP_ROOTS], keys, sizeof(*keys),
-				       vals, sizeof(*vals), BPERF_MAX_ROOTS);
+			n = bperf_dump(bperf.map_fd[BPERF_MAP_ROOTS], keys,
+				       sizeof(*keys), vals, sizeof(*vals),
+				       BPERF_MAX_ROOTS);
 		for (i = 0; i < n; i++) {
 			if (keys[i].sid != sid)
 				continue;
 			/* forget the record first: a crash now only leaks */
-			bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_ROOTS], &keys[i]);
+			bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_ROOTS],
+					    &keys[i]);
 			bperf_root_run(&(struct bperf_root_op){
 				.op = BPERF_ROOT_DEL,
 				.tid = keys[i].tid,
@@ -504,7 +506,7 @@ enum bperf_gc_flags {
  * Look at up to 'budget' other sessions (all if budget <= 0), in session
  * id order from where the last look stopped, and reap the dead ones.
  * With BPERF_GC_ALL_DEAD they are all dead, whatever pid namespace they
- * ran in.  Returns the number of live sessions seen, or -1 if the
+ * ran in.  Returns the number of live sessions seen, or -errno if the
  * sessions could not be read.  Locked.
  */
 static int bperf_gc(int budget, unsigned int flags)
@@ -512,15 +514,19 @@ static int bperf_gc(int budget, unsigned int flags)
 	struct bperf_session *recs;
 	struct bperf_sess_ent *ent;
 	__u32 *sids;
-	int n, i, k, start, live = -1;
+	int n, i, k, start, live = -ENOMEM;
 
 	sids = calloc(BPERF_MAX_SESSIONS, sizeof(*sids));
 	recs = calloc(BPERF_MAX_SESSIONS, sizeof(*recs));
 	ent = calloc(BPERF_MAX_SESSIONS, sizeof(*ent));
 	if (!sids || !recs || !ent)
 		goto out;
-	n = bperf_dump(bperf.map_fd[BPERF_MAP_SESSIONS], sids, sizeof(*sids), recs,
-		       sizeof(*recs), BPERF_MAX_SESSIONS);
+	n = bperf_dump(bperf.map_fd[BPERF_MAP_SESSIONS], sids, sizeof(*sids),
+		       recs, sizeof(*recs), BPERF_MAX_SESSIONS);
+	if (n < 0) {
+		live = n;
+		goto out;
+	}
 	live = 0;
 	for (i = 0; i < n; i++) {
 		ent[i].sid = sids[i];
@@ -577,23 +583,20 @@ static int bperf_load_programs(void)
 	struct bpf_program *progs[BPERF_NR_PROGS];
 	struct bperf_bpf *skel;
 	__u32 len, zero = 0;
-	int err = -1, i, ctl_fd;
+	int err, i, ctl_fd;
 
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		pr_err("bperf: the kernel has no BTF (/sys/kernel/btf/vmlinux): it needs CONFIG_DEBUG_INFO_BTF\n");
-		return -1;
+		return -EOPNOTSUPP;
 	}
-	if (mkdir(bperf.dir, 0700) && errno != EEXIST) {
-		bperf_report(-errno, "cannot create", bperf.dir);
-		return -1;
-	}
+	if (mkdir(bperf.dir, 0700) && errno != EEXIST)
+		return bperf_report(-errno, "cannot create", bperf.dir);
 	set_max_rlimit();
 
 	skel = bperf_bpf__open_opts(&opts);
-	if (!skel) {
-		pr_err("bperf: cannot open the BPF skeleton\n");
-		return -1;
-	}
+	if (!skel)
+		return bperf_report(-errno, "cannot open the BPF skeleton",
+				    NULL);
 	skel->rodata->bperf_nr_ids = bperf.cpus.nr_ids;
 	bpf_map__set_max_entries(skel->maps.bperf_events,
 				 BPERF_MAX_SLOTS * bperf.cpus.nr_ids);
@@ -604,15 +607,16 @@ static int bperf_load_programs(void)
 		else
 			pr_err("bperf: cannot load the BPF programs: %s (-v shows the verifier log)\n",
 			       strerror(-err));
-		err = -1;
 		goto out;
 	}
-	err = -1;
 
 	/* a fresh control map is all zeroes: set it up */
 	ctl_fd = bpf_map__fd(skel->maps.bperf_ctl);
-	if (bpf_map_lookup_elem(ctl_fd, &zero, &bperf.ctl))
+	if (bpf_map_lookup_elem(ctl_fd, &zero, &bperf.ctl)) {
+		err = bperf_report(-errno, "cannot read the control map",
+				   NULL);
 		goto out;
+	}
 	if (!bperf.ctl.magic) {
 		bperf.ctl.magic = BPERF_MAGIC;
 		bperf.ctl.nr_ids = bperf.cpus.nr_ids;
@@ -630,17 +634,19 @@ static int bperf_load_programs(void)
 		bperf.prog_fd[i] = dup(bpf_program__fd(progs[i]));
 		len = sizeof(info);
 		if (bperf.prog_fd[i] < 0 ||
-		    bpf_prog_get_info_by_fd(bperf.prog_fd[i], &info, &len))
+		    bpf_prog_get_info_by_fd(bperf.prog_fd[i], &info, &len)) {
+			err = bperf_report(-errno,
+					   "cannot get the id of a BPF program",
+					   NULL);
 			goto out;
+		}
 		bperf.ctl.prog_id[i] = info.id;
 	}
 	/* links of earlier programs, if any, went with them */
 	memset(bperf.ctl.link_id, 0, sizeof(bperf.ctl.link_id));
-	if (bpf_map_update_elem(ctl_fd, &zero, &bperf.ctl, BPF_ANY)) {
-		bperf_report(-errno, "cannot set up the control map", NULL);
-		goto out;
-	}
-	err = 0;
+	if (bpf_map_update_elem(ctl_fd, &zero, &bperf.ctl, BPF_ANY))
+		err = bperf_report(-errno, "cannot set up the control map",
+				   NULL);
 out:
 	bperf_bpf__destroy(skel);
 	return err;
@@ -656,10 +662,8 @@ static int bperf_open_pinned(struct bpf_map *map, struct btf *btf, int *fd)
 
 	scnprintf(path, sizeof(path), "%s/%s", bperf.dir, bpf_map__name(map));
 	*fd = bpf_obj_get(path);
-	if (*fd < 0) {
-		bperf_report(-errno, "cannot open", path);
-		return -1;
-	}
+	if (*fd < 0)
+		return bperf_report(-errno, "cannot open", path);
 	vid = bpf_map__btf_value_type_id(map);
 	if (btf && vid) {
 		t = btf__type_by_id(btf, vid);
@@ -703,14 +707,13 @@ static int bperf_open_maps(void)
 	struct bperf_bpf *skel;
 	struct bpf_map *map;
 	struct btf *btf;
-	int err = -1, i;
+	int err = 0, i;
 
 	/* the skeleton, never loaded, says what the pinned maps must be */
 	skel = bperf_bpf__open();
-	if (!skel) {
-		pr_err("bperf: cannot open the BPF skeleton\n");
-		return -1;
-	}
+	if (!skel)
+		return bperf_report(-errno, "cannot open the BPF skeleton",
+				    NULL);
 	btf = bpf_object__btf(skel->obj);
 	bpf_map__set_max_entries(skel->maps.bperf_events,
 				 BPERF_MAX_SLOTS * bperf.cpus.nr_ids);
@@ -722,12 +725,15 @@ static int bperf_open_maps(void)
 		    bpf_map__value_size(map) != def->value_size) {
 			pr_err("bperf: perf and its BPF object disagree on %s\n",
 			       def->name);
+			err = -EINVAL;
 			goto out;
 		}
-		if (bperf_open_pinned(map, btf, &bperf.map_fd[i]))
+		err = bperf_open_pinned(map, btf, &bperf.map_fd[i]);
+		if (err)
 			goto out;
 	}
-	if (bperf_ctl_read())
+	err = bperf_ctl_read();
+	if (err)
 		goto out;
 	/*
 	 * All zeroes: the session that pinned it died before it set it up.
@@ -739,9 +745,8 @@ static int bperf_open_maps(void)
 		       "remove %s and %s\n", bperf.dir, bperf.ctl.magic,
 		       bperf.ctl.nr_ids, BPERF_MAGIC, bperf.cpus.nr_ids,
 		       bperf.dir, bperf.attr_path);
-		goto out;
+		err = -EINVAL;
 	}
-	err = 0;
 out:
 	bperf_bpf__destroy(skel);
 	return err;
@@ -801,7 +806,7 @@ static int bperf_get_programs(void)
  */
 static int bperf_links_get(void)
 {
-	int i, fd;
+	int i, fd, err;
 
 	for (i = 0; i < BPERF_NR_LINKS; i++) {
 		struct bpf_link_info info = {};
@@ -809,11 +814,9 @@ static int bperf_links_get(void)
 
 		fd = bperf.ctl.link_id[i] ?
 		     bpf_link_get_fd_by_id(bperf.ctl.link_id[i]) : -ENOENT;
-		if (fd < 0 && fd != -ENOENT) {
-			bperf_report(fd, "cannot open the links other sessions attached",
-				     NULL);
-			return -1;
-		}
+		if (fd < 0 && fd != -ENOENT)
+			return bperf_report(fd, "cannot open the links other sessions attached",
+					    NULL);
 		if (fd >= 0 && (bpf_link_get_info_by_fd(fd, &info, &len) ||
 				info.prog_id != bperf.ctl.prog_id[i])) {
 			close(fd);
@@ -822,18 +825,17 @@ static int bperf_links_get(void)
 		if (fd < 0) {
 			/* tp_btf programs know their tracepoint */
 			fd = bpf_raw_tracepoint_open(NULL, bperf.prog_fd[i]);
-			if (fd < 0) {
-				bperf_report(-errno, "cannot attach a BPF program",
-					     NULL);
-				return -1;
-			}
+			if (fd < 0)
+				return bperf_report(-errno, "cannot attach a BPF program",
+						    NULL);
 			memset(&info, 0, sizeof(info));
 			len = sizeof(info);
 			if (bpf_link_get_info_by_fd(fd, &info, &len)) {
-				bperf_report(-errno, "cannot get the info of a BPF link",
-					     NULL);
+				err = bperf_report(-errno,
+						   "cannot get the info of a BPF link",
+						   NULL);
 				close(fd);
-				return -1;
+				return err;
 			}
 			bperf.ctl.link_id[i] = info.id;
 		}
@@ -854,23 +856,22 @@ static void bperf_drop_fds(void)
 
 static int bperf_register(void)
 {
+	int fd = bperf.map_fd[BPERF_MAP_SESSIONS];
 	__u32 sid, n;
-	int round;
+	int round, err;
 
 	for (round = 0; round < 2; round++) {
 		for (n = 0; n < BPERF_MAX_SESSIONS; n++) {
 			sid = (bperf.ctl.next_sid + n) % BPERF_MAX_SESSIONS + 1;
-			if (!bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SESSIONS], &sid,
-						 &bperf.self, BPF_NOEXIST))
+			if (!bpf_map_update_elem(fd, &sid, &bperf.self,
+						 BPF_NOEXIST))
 				goto registered;
 			if (errno == E2BIG)
 				break;
-			if (errno != EEXIST) {
-				bperf_report(-errno,
-					     "cannot register the session",
-					     NULL);
-				return -1;
-			}
+			if (errno != EEXIST)
+				return bperf_report(-errno,
+						    "cannot register the session",
+						    NULL);
 		}
 		/* every id is taken: reap the dead, then look again */
 		if (!round)
@@ -878,14 +879,15 @@ static int bperf_register(void)
 	}
 	pr_err("bperf: too many sessions: all %d are in use\n",
 	       BPERF_MAX_SESSIONS);
-	return -1;
+	return -E2BIG;
 
 registered:
 	bperf.sid = sid;
 	bperf.ctl.next_sid = sid;
 	bperf.ctl.nr_sessions++;
-	if (bperf_ctl_write())
-		return -1;
+	err = bperf_ctl_write();
+	if (err)
+		return err;
 	/* a little housekeeping for the sessions that died */
 	bperf_gc(BPERF_GC_BUDGET, 0);
 	return 0;
@@ -895,16 +897,17 @@ registered:
 static void bperf_teardown(void)
 {
 	struct dirent *d;
+	int slots_fd = bperf.map_fd[BPERF_MAP_SLOTS];
 	char path[PATH_MAX];
 	__u32 slot;
 	DIR *dir;
 
 	/* slots a crashed session may have left half set up */
-	for (slot = 0; bperf.map_fd[BPERF_MAP_SLOTS] >= 0 && bperf.map_fd[BPERF_MAP_CTL] >= 0 &&
+	for (slot = 0; slots_fd >= 0 && bperf.map_fd[BPERF_MAP_CTL] >= 0 &&
 	     slot < BPERF_MAX_SLOTS; slot++) {
 		struct bperf_slot rec;
 
-		if (!bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_SLOTS], &slot, &rec) &&
+		if (!bpf_map_lookup_elem(slots_fd, &slot, &rec) &&
 		    rec.key.attr.size)
 			bperf_slot_free(slot);
 	}
@@ -937,39 +940,45 @@ int bperf_join(struct target *target)
 	char state;
 	int err;
 
-	if (bperf_paths(target))
-		return -1;
+	err = bperf_paths(target);
+	if (err)
+		return err;
 	perf_config(bperf_config_cb, NULL);
-	if (bperf_cpus__init(&bperf.cpus, NULL)) {
+	err = bperf_cpus__init(&bperf.cpus, NULL);
+	if (err) {
 		pr_err("bperf: cannot read the possible CPUs\n");
-		return -1;
+		return err < 0 ? err : -EINVAL;
 	}
 	bperf.online = perf_cpu_map__new_online_cpus();
 	if (!bperf.online) {
 		bperf_cpus__exit(&bperf.cpus);
-		return -1;
+		return -ENOMEM;
 	}
 	if (!stat("/proc/self/ns/pid", &st))
 		bperf.pidns = st.st_ino;
 	bperf.self.pid = getpid();
 	bperf.self.pidns = bperf.pidns;
-	if (bperf_proc_stat(bperf.self.pid, &state, &bperf.self.start_time)) {
+	err = bperf_proc_stat(bperf.self.pid, &state, &bperf.self.start_time);
+	if (err) {
 		pr_err("bperf: cannot read /proc/self/stat\n");
 		goto fail;
 	}
 	if (bperf.tasks)
 		bperf.self.flags |= BPERF_SESSION_TASKS;
 
-	if (bperf_lock_first())
+	err = bperf_lock_first();
+	if (err)
 		goto fail;
 
 	scnprintf(ctl_path, sizeof(ctl_path), "%s/bperf_ctl", bperf.dir);
 	if (access(ctl_path, F_OK)) {
 		fresh = true;
-		if (bperf_load_programs())
+		err = bperf_load_programs();
+		if (err)
 			goto fail;
 	}
-	if (bperf_open_maps())
+	err = bperf_open_maps();
+	if (err)
 		goto fail;
 	err = bperf_get_programs();
 	if (err == -ENOENT) {
@@ -979,8 +988,12 @@ int bperf_join(struct target *target)
 		 * then reap every session still registered, wherever it ran.
 		 */
 		pr_debug("bperf: the programs are gone, loading them again\n");
-		if (bperf_load_programs() || bperf_ctl_read() ||
-		    bperf_get_programs()) {
+		err = bperf_load_programs();
+		if (!err)
+			err = bperf_ctl_read();
+		if (!err)
+			err = bperf_get_programs();
+		if (err) {
 			pr_err("bperf: cannot set up the BPF programs\n");
 			goto fail;
 		}
@@ -989,9 +1002,13 @@ int bperf_join(struct target *target)
 		goto fail;
 	}
 	/* before any root: a fork in between would go untracked */
-	if (bperf.tasks && bperf_links_get())
-		goto fail;
-	if (bperf_register())
+	if (bperf.tasks) {
+		err = bperf_links_get();
+		if (err)
+			goto fail;
+	}
+	err = bperf_register();
+	if (err)
 		goto fail;
 	return 0;
 fail:
@@ -1003,7 +1020,7 @@ fail:
 	perf_cpu_map__put(bperf.online);
 	bperf.online = NULL;
 	bperf_cpus__exit(&bperf.cpus);
-	return -1;
+	return err;
 }
 
 /* Our last bperf evsel is gone: deregister, maybe turn off the lights. */
@@ -1020,7 +1037,8 @@ void bperf_leave(void)
 		bperf.slot_nr[slot] = 0;
 	}
 	if (bperf.sid) {
-		bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_SESSIONS], &bperf.sid);
+		bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_SESSIONS],
+				    &bperf.sid);
 		if (bperf.ctl.nr_sessions)
 			bperf.ctl.nr_sessions--;
 		bperf_ctl_write();

@@ -6,12 +6,12 @@
  */
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <linux/perf_event.h>
-#include <linux/zalloc.h>
 #include <bpf/bpf.h>
 
 #include "bperf.h"
@@ -25,7 +25,8 @@ static void bperf_slot_zero(__u32 slot)
 {
 	struct bperf_slot empty = {};
 
-	bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SLOTS], &slot, &empty, BPF_ANY);
+	bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SLOTS], &slot, &empty,
+			    BPF_ANY);
 }
 
 /* Stop reading a slot, close its events, forget it.  Locked. */
@@ -71,7 +72,8 @@ void bperf_slot_put(__u32 slot, __u32 flags)
 		bperf_slot_free(slot);
 		return;
 	}
-	bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SLOTS], &slot, &rec, BPF_ANY);
+	bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SLOTS], &slot, &rec,
+			    BPF_ANY);
 	if (!rec.task_users && (bperf.ctl.task_slots & (1ULL << slot))) {
 		/*
 		 * No session counts tasks with it: stop tracking them, and
@@ -141,10 +143,13 @@ static bool bperf_unsupported(int err)
  * PMU, as a real perf group, and put them in the events array at their
  * slots.
  * Our fds are closed after: the array keeps the events.  Locked.
+ * Returns -EOPNOTSUPP, and says nothing, if the kernel cannot count the
+ * group.
  */
-int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
-		      struct target *target)
+static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
+			     struct target *target)
 {
+	int events_fd = bperf.map_fd[BPERF_MAP_EVENTS];
 	struct perf_event_attr saved[n];
 	struct evsel *pos, *failed = leader;
 	struct perf_cpu_map *cpus;
@@ -162,7 +167,7 @@ int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 		perf_cpu_map__put(cpus);
 		pr_err("bperf: %s: none of its CPUs is online\n",
 		       evsel__name(leader));
-		return -1;
+		return -ENODEV;
 	}
 
 	i = 0;
@@ -186,8 +191,7 @@ int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 		perf_cpu_map__for_each_cpu(cpu, idx, cpus) {
 			fd = *(int *)xyarray__entry(pos->core.fd, idx, 0);
 			key = bperf_cpus__key(&bperf.cpus, slots[i], cpu.cpu);
-			if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_EVENTS], &key, &fd,
-						BPF_ANY)) {
+			if (bpf_map_update_elem(events_fd, &key, &fd, BPF_ANY)) {
 				err = -errno;
 				break;
 			}
@@ -212,6 +216,7 @@ int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 		if (bperf_unsupported(err)) {
 			pr_debug("bperf: %s is not supported\n",
 				 evsel__name(failed));
+			err = -EOPNOTSUPP;
 		} else {
 			errno = -err;
 			evsel__open_strerror(failed, target, -err, msg,
@@ -223,7 +228,7 @@ int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 			perf_cpu_map__for_each_cpu(cpu, idx, bperf.online) {
 				key = bperf_cpus__key(&bperf.cpus, slots[i],
 						      cpu.cpu);
-				bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_EVENTS], &key);
+				bpf_map_delete_elem(events_fd, &key);
 			}
 		}
 	}
@@ -250,14 +255,16 @@ void bperf_slot_unref(__u32 slot)
 		return;
 	/* forget the use first: a crash now only leaks */
 	bperf.self.slots &= ~(1ULL << slot);
-	bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SESSIONS], &bperf.sid, &bperf.self, BPF_EXIST);
+	bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SESSIONS], &bperf.sid,
+			    &bperf.self, BPF_EXIST);
 	bperf_slot_put(slot, bperf.self.flags);
 }
 
 /*
  * Find the slots of the group led by 'leader', setting them up if no
  * session counts it yet, and take our reference on them.  Locked.
- * Returns 1 if the kernel cannot count the group.
+ * Returns -EOPNOTSUPP, with no reference taken, if the kernel cannot
+ * count the group.
  */
 int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 		    struct target *target)
@@ -278,14 +285,15 @@ int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 	if (found && found != n) {
 		pr_err("bperf: %s: the attr map holds part of this group only\n",
 		       bperf.attr_path);
-		return -1;
+		return -EINVAL;
 	}
 
 	if (!found) {
 		/* new events: pick free slots */
 		i = 0;
 		for (s = 0; s < BPERF_MAX_SLOTS && i < n; s++) {
-			if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_SLOTS], &s, &rec) ||
+			if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_SLOTS],
+						&s, &rec) ||
 			    rec.users || rec.key.attr.size)
 				continue;
 			slots[i++] = s;
@@ -293,7 +301,7 @@ int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 		if (i < n) {
 			pr_err("bperf: no room for %s: all %d event slots are in use\n",
 			       evsel__name(leader), BPERF_MAX_SLOTS);
-			return -1;
+			return -ENOSPC;
 		}
 		/* reserve them; a new generation makes BPF start afresh */
 		for (i = 0; i < n; i++)
@@ -301,10 +309,11 @@ int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 		for (i = 0; i < n; i++) {
 			memset(&rec, 0, sizeof(rec));
 			rec.key = keys[i];
-			if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SLOTS], &slots[i], &rec,
-						BPF_ANY)) {
-				bperf_report(-errno, "cannot reserve a slot",
-					     NULL);
+			if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SLOTS],
+						&slots[i], &rec, BPF_ANY)) {
+				err = bperf_report(-errno,
+						   "cannot reserve a slot",
+						   NULL);
 				goto undo;
 			}
 			bperf.ctl.gen[slots[i]]++;
@@ -313,34 +322,38 @@ int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 			else
 				bperf.ctl.sw_slots &= ~(1ULL << slots[i]);
 		}
-		if (bperf_ctl_write())
+		err = bperf_ctl_write();
+		if (err)
 			goto undo;
 
 		err = bperf_open_events(leader, slots, n, target);
 		if (err) {
 			for (i = 0; i < n; i++)
 				bperf_slot_zero(slots[i]);
-			return bperf_unsupported(err) ? 1 : -1;
+			return err;
 		}
 
 		/* a per-CPU value: one element for each possible CPU */
 		zeroes = calloc(bperf.cpus.nr_possible, sizeof(*zeroes));
-		if (!zeroes)
+		if (!zeroes) {
+			err = -ENOMEM;
 			goto undo;
+		}
 		for (i = 0; i < n; i++) {
-			bpf_map_update_elem(bperf.map_fd[BPERF_MAP_TOTALS], &slots[i], zeroes,
-					    BPF_ANY);
+			bpf_map_update_elem(bperf.map_fd[BPERF_MAP_TOTALS],
+					    &slots[i], zeroes, BPF_ANY);
 			if (bpf_map_update_elem(bperf.attr_fd, &keys[i],
 						&slots[i], BPF_ANY)) {
-				bperf_report(-errno, "cannot update",
-					     bperf.attr_path);
+				err = bperf_report(-errno, "cannot update",
+						   bperf.attr_path);
 				free(zeroes);
 				goto undo;
 			}
 			bperf.ctl.active[bperf.ctl.nr_active++] = slots[i];
 		}
 		free(zeroes);
-		if (bperf_ctl_write())
+		err = bperf_ctl_write();
+		if (err)
 			goto undo;
 	}
 
@@ -350,7 +363,9 @@ int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 		/* one reference a session: an event named twice has it */
 		if (bperf.slot_refs[s]++)
 			continue;
-		if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_SLOTS], &s, &rec)) {
+		if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_SLOTS], &s,
+					&rec)) {
+			err = bperf_report(-errno, "cannot read a slot", NULL);
 			bperf.slot_refs[s]--;
 			goto undo;
 		}
@@ -359,17 +374,22 @@ int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 			rec.task_users++;
 			bperf.ctl.task_slots |= 1ULL << s;
 		}
-		if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SLOTS], &s, &rec, BPF_ANY)) {
+		if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SLOTS], &s, &rec,
+					BPF_ANY)) {
+			err = bperf_report(-errno, "cannot update a slot", NULL);
 			bperf.slot_refs[s]--;
 			goto undo;
 		}
 		bperf.self.slots |= 1ULL << s;
 	}
-	if (bperf.tasks && bperf_ctl_write())
-		goto undo;
-	if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SESSIONS], &bperf.sid, &bperf.self,
-				BPF_EXIST)) {
-		bperf_report(-errno, "cannot update the session", NULL);
+	if (bperf.tasks) {
+		err = bperf_ctl_write();
+		if (err)
+			goto undo;
+	}
+	if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SESSIONS], &bperf.sid,
+				&bperf.self, BPF_EXIST)) {
+		err = bperf_report(-errno, "cannot update the session", NULL);
 		goto undo;
 	}
 	return 0;
@@ -382,5 +402,5 @@ undo:
 		else if (!found)
 			bperf_slot_free(slots[i]);
 	}
-	return -1;
+	return err;
 }

@@ -46,11 +46,13 @@ void bperf_purge_tasks(__u32 slot)
 
 	keys = calloc(BPERF_MAX_TASKS, sizeof(*keys));
 	vals = calloc(BPERF_MAX_TASKS, sizeof(*vals));
-	n = keys && vals ? bperf_dump(bperf.map_fd[BPERF_MAP_TASKS], keys, sizeof(*keys),
-				      vals, sizeof(*vals), BPERF_MAX_TASKS) : 0;
+	n = keys && vals ? bperf_dump(bperf.map_fd[BPERF_MAP_TASKS], keys,
+				      sizeof(*keys), vals, sizeof(*vals),
+				      BPERF_MAX_TASKS) : 0;
 	for (i = 0; i < n; i++) {
 		if (BPERF_KEY_SLOT(keys[i]) == slot)
-			bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_TASKS], &keys[i]);
+			bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_TASKS],
+					    &keys[i]);
 	}
 	free(keys);
 	free(vals);
@@ -91,6 +93,7 @@ static int bperf_roots_register(struct evsel *evsel, struct bperf_counter *c)
 			continue;
 		c->tids[i].tid = pid;
 		op.tid = pid;
+		op.ino = 0;
 		for (tries = 0; tries < 100; tries++) {
 			err = bperf_root_run(&op);
 			if (err != -EAGAIN)
@@ -108,23 +111,24 @@ static int bperf_roots_register(struct evsel *evsel, struct bperf_counter *c)
 			pr_err("bperf: too many tracked tasks: all %d entries are in use\n",
 			       BPERF_MAX_TASKS);
 			c->tids[i].tid = 0;
-			return -1;
+			return err;
 		}
 		if (err) {
 			bperf_report(err, "cannot register a thread", NULL);
 			c->tids[i].tid = 0;
-			return -1;
+			return err;
 		}
 		key.tid = c->tids[i].tid;
-		if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_ROOTS], &key, &c->tids[i].ino,
-					BPF_ANY)) {
-			if (errno == E2BIG)
+		if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_ROOTS], &key,
+					&c->tids[i].ino, BPF_ANY)) {
+			err = -errno;
+			if (err == -E2BIG)
 				pr_err("bperf: too many root threads: all %d entries are in use\n",
 				       BPERF_MAX_ROOTS);
 			else
-				bperf_report(-errno, "cannot note a root thread",
+				bperf_report(err, "cannot note a root thread",
 					     NULL);
-			return -1;
+			return err;
 		}
 	}
 	return 0;
@@ -171,7 +175,8 @@ int bperf_roots_add(struct evsel *evsel, struct bperf_counter *c)
 
 	if (bperf.slot_tids[slot]) {
 		if (bperf_roots_same(evsel, slot)) {
-			memcpy(c->tids, bperf.slot_tids[slot], c->nr * sizeof(*c->tids));
+			memcpy(c->tids, bperf.slot_tids[slot],
+			       c->nr * sizeof(*c->tids));
 			return 0;
 		}
 		bperf_roots_drop(c);
@@ -192,6 +197,13 @@ void bperf_roots_del(struct bperf_counter *c)
 {
 	if (bperf.slot_refs[c->slot] <= 1)
 		bperf_roots_drop(c);
+}
+
+static void bperf_val_acc(struct bperf_val *to, const struct bperf_val *v)
+{
+	to->counter += v->counter;
+	to->enabled += v->enabled;
+	to->running += v->running;
 }
 
 /* A tracked task of one slot and its anchor, by pid inode number */
@@ -270,8 +282,9 @@ static int bperf_tasks_read(__u64 *keys, struct bperf_task *vals)
 			usleep(100);
 			continue;
 		}
-		n = bperf_dump(bperf.map_fd[BPERF_MAP_TASKS], keys, sizeof(*keys), vals,
-			       sizeof(*vals), BPERF_MAX_TASKS);
+		n = bperf_dump(bperf.map_fd[BPERF_MAP_TASKS], keys,
+			       sizeof(*keys), vals, sizeof(*vals),
+			       BPERF_MAX_TASKS);
 		if (bperf_folds_read(&after) || after.begun == before.begun) {
 			if (after.untracked && !warned) {
 				pr_warning("bperf: %llu new tasks were not counted: all %d tracked task entries were in use\n",
@@ -283,8 +296,8 @@ static int bperf_tasks_read(__u64 *keys, struct bperf_task *vals)
 		}
 	}
 	pr_debug("bperf: tasks kept exiting while read: counts may be off\n");
-	return bperf_dump(bperf.map_fd[BPERF_MAP_TASKS], keys, sizeof(*keys), vals,
-			  sizeof(*vals), BPERF_MAX_TASKS);
+	return bperf_dump(bperf.map_fd[BPERF_MAP_TASKS], keys, sizeof(*keys),
+			  vals, sizeof(*vals), BPERF_MAX_TASKS);
 }
 
 /* The tracked tasks of one slot, sorted by pid inode number. */
@@ -304,6 +317,11 @@ static int bperf_tasks_of(__u32 slot, struct bperf_entry **out)
 		goto out;
 	}
 	n = bperf_tasks_read(keys, vals);
+	if (n < 0) {
+		free(e);
+		count = n;
+		goto out;
+	}
 	for (i = 0; i < n; i++) {
 		if (BPERF_KEY_SLOT(keys[i]) != slot)
 			continue;

@@ -29,13 +29,10 @@
 #include "counts.h"
 #include "debug.h"
 #include "evsel.h"
-#include "evlist.h"
 #include "intlist.h"
 #include "target.h"
 #include "cgroup.h"
 #include "cpumap.h"
-#include "thread_map.h"
-#include <internal/xyarray.h>
 
 #include "bpf_skel/bpf_prog_profiler.skel.h"
 
@@ -109,6 +106,10 @@ out:
 
 /* The possible CPUs, for the profiler's per-CPU maps. */
 static struct bperf_cpus profiler_cpus;
+
+/* Per-CPU map values reach user space at multiples of 8 bytes. */
+static_assert(sizeof(struct bpf_perf_event_value) % 8 == 0,
+	      "bpf_perf_event_value size");
 
 static int profiler_load_one(struct evsel *evsel, __u32 prog_id)
 {
@@ -220,7 +221,8 @@ static bool profiler_prog_matches(int fd, const char *tok,
  * Profile program @id, unless an earlier id, name or tag of -b stood for
  * it already (@done): a program profiled twice would count twice.
  */
-static int profiler_load_once(struct evsel *evsel, __u32 id, struct intlist *done)
+static int profiler_load_once(struct evsel *evsel, __u32 id,
+			      struct intlist *done)
 {
 	if (intlist__has_entry(done, id))
 		return 0;

@@ -87,7 +87,7 @@ if command -v setpriv >/dev/null; then
 		setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin \
 		perf stat --bpf-counters --bpf-attr-map "$attr" -e cpu-clock -a true
 	n=$(bpftool prog show | grep -c ' name bperf_switch ')
-	[ "$n" = 1 ] || bperf_fail "$n leader programs loaded, want 1"
+	[ "$n" = 1 ] || bperf_fail "$n bperf_switch programs loaded, want 1"
 	bperf_unlock
 	wait
 	bperf_get root cpu-clock >/dev/null

@@ -5,7 +5,7 @@
 # Upstream's bperf stops at 38 sessions per event.  Start 40, then 200
 # sessions, half of them system wide (cpu-clock -a), half counting one
 # process (task-clock -p), plus a plain perf stat of each kind as the
-# reference.  One leader program must serve them all.
+# reference.  One set of bperf programs must serve them all.
 #
 # The process burns a CPU for 2 s once every session is attached, and
 # the -p sessions end when it exits: each must count what the reference
@@ -53,9 +53,9 @@ for n in 40 200; do
 			"$(cat "$tmp"/s*.err | sort | uniq -c)"
 	bperf_wait_fd $ref_a perf_event && bperf_wait_fd $ref_p perf_event ||
 		bperf_fail "the reference sessions did not start"
-	leaders=$(bpftool prog show | grep -c ' name bperf_switch ')
-	[ "$leaders" = 1 ] || bperf_fail "$n sessions: $leaders leader programs, want 1"
-	echo "$n sessions counting, one leader program"
+	progs=$(bpftool prog show | grep -c ' name bperf_switch ')
+	[ "$progs" = 1 ] || bperf_fail "$n sessions: $progs bperf_switch programs, want 1"
+	echo "$n sessions counting, one bperf_switch program"
 
 	sleep 1
 	bperf_unlock

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Layouts shared by perf (util/bperf*.c) and the bperf BPF programs
- * (bperf.bpf.c).  Every map bperf pins holds
- * one of the types below; changing any of them changes what a pinned map
- * must look like, so bump BPERF_MAGIC with it.
+ * (bperf.bpf.c).  Every map bperf pins holds one of the types below;
+ * changing any of them changes what a pinned map must look like, so bump
+ * BPERF_MAGIC with it.
  */
 #ifndef __BPERF_U_H
 #define __BPERF_U_H
