@@ -70,11 +70,13 @@ static int bperf_map_get_id(int fd, __u32 *id)
 
 /*
  * Turn an errno from bpf() into the advice a user needs.  Returns the
- * error as -errno, for the caller to return.
+ * error as -errno, for the caller to return (-EIO if there was none).
  */
 int bperf_report(int err, const char *what, const char *path)
 {
 	err = err < 0 ? -err : err;
+	if (!err)
+		err = EIO;
 	if (err == EPERM || err == EACCES)
 		pr_err("bperf: %s%s%s: %s; BPF counters need root (CAP_SYS_ADMIN and CAP_BPF)\n",
 		       what, path ? " " : "", path ?: "", strerror(err));
@@ -964,7 +966,9 @@ int bperf_join(struct target *target)
 		goto fail;
 	}
 	if (bperf.tasks)
-		bperf.self.flags |= BPERF_SESSION_TASKS;
+		bperf.self.flags = BPERF_SESSION_TASKS;
+	else
+		bperf.self.flags = 0;
 
 	err = bperf_lock_first();
 	if (err)

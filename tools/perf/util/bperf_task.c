@@ -245,14 +245,16 @@ static int bperf_folds_read(struct bperf_folds *f)
 {
 	struct bperf_cpu *pc;
 	__u32 zero = 0, i;
+	int err;
 
 	memset(f, 0, sizeof(*f));
 	pc = calloc(bperf.cpus.nr_possible, sizeof(*pc));
 	if (!pc)
 		return -ENOMEM;
 	if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_CPU], &zero, pc)) {
+		err = -errno;
 		free(pc);
-		return -errno;
+		return err;
 	}
 	for (i = 0; i < (__u32)bperf.cpus.nr_possible; i++) {
 		f->begun += pc[i].folds_begun;
