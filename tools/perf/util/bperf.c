@@ -523,8 +523,12 @@ static int bperf__read(struct evsel *evsel)
 		return -ENOMEM;
 	if (c->enabled && !c->unsupported)
 		err = bperf_values(evsel, c, now);
-	if (err)
+	if (err) {
+		/* perf stat shows no counts then: say why, once */
+		pr_warning_once("bperf: cannot read %s: %s\n",
+				evsel__name(evsel), strerror(-err));
 		goto out;
+	}
 
 	if (bperf.tasks) {
 		for (i = 0; i < c->nr; i++) {

@@ -55,7 +55,9 @@ void bperf_cpus__exit(struct bperf_cpus *cpus)
 
 int bperf_cpus__pos(const struct bperf_cpus *cpus, int cpu)
 {
-	return perf_cpu_map__idx(cpus->possible, (struct perf_cpu){ .cpu = cpu });
+	struct perf_cpu c = { .cpu = cpu };
+
+	return perf_cpu_map__idx(cpus->possible, c);
 }
 
 void bperf_cpus__unpack(const struct bperf_cpus *cpus, const void *packed,
