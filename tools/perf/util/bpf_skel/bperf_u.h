@@ -97,7 +97,6 @@ struct bperf_ctl {
 	__u32 nr_sessions;
 	__u32 next_sid;
 	__u32 gc_cursor;
-	__u32 flags;
 };
 
 /*
