@@ -136,17 +136,16 @@
  *
  * Limits.  64 distinct events (a group counts as its events), 4096
  * sessions, 16384 tracked tasks (children beyond are not counted, and
- * perf says so).
- * Events are opened on the CPUs online when their slot is set up.  A CPU
- * taken offline during a CPU-wide session keeps the total of the last
- * read made while it was online (a test run cannot reach an offline
- * CPU): what it counted after that read is lost.  A
- * task's share of context-switches is approximate: the kernel counts a
- * switch just after the tracepoint, so it lands in the next task's
- * share.  Sessions in other pid namespaces are taken for dead only once
- * the programs are gone, which every session holds.  A thread that is
- * not the group leader and calls execve() takes the leader's struct pid
- * (de_thread()): what it counts from then on is lost, and its own entry
+ * perf says so).  Events are opened on the CPUs online when their slot is
+ * set up.  A CPU taken offline during a CPU-wide session keeps the total
+ * of the last read made while it was online (a test run cannot reach an
+ * offline CPU): what it counted after that read is lost.  A task's share
+ * of context-switches is approximate: the kernel counts a switch just
+ * after the tracepoint, so it lands in the next task's share.  Sessions
+ * in other pid namespaces are taken for dead only once the programs are
+ * gone, which every session holds.  A thread that is not the group
+ * leader and calls execve() takes the leader's struct pid (de_thread()):
+ * what it counts from then on is lost, and its own entry
  * stays until its slot is freed.
  */
 

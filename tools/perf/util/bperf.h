@@ -2,7 +2,7 @@
 /*
  * bperf: what its files share.  Design: util/bperf.c.
  *
- *  bpf_counter.c  dispatches an evsel to bperf_ops (not bperf's)
+ *  bpf_counter.c  (not bperf's) picks bperf_ops for an evsel
  *  bperf.c        the bpf_counter_ops: what each evsel counts, and reads
  *  bperf_share.c  the pinned state: paths, checks, lock, programs, links,
  *                 joining and leaving, the session registry, reclaim

@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -633,7 +634,9 @@ static int bperf_load_programs(void)
 	for (i = 0; i < BPERF_NR_PROGS; i++) {
 		struct bpf_prog_info info = {};
 
-		bperf.prog_fd[i] = dup(bpf_program__fd(progs[i]));
+		/* not for a workload to inherit: it would keep them */
+		bperf.prog_fd[i] = fcntl(bpf_program__fd(progs[i]),
+					 F_DUPFD_CLOEXEC, 0);
 		len = sizeof(info);
 		if (bperf.prog_fd[i] < 0 ||
 		    bpf_prog_get_info_by_fd(bperf.prog_fd[i], &info, &len)) {
