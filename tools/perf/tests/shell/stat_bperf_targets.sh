@@ -1,13 +1,14 @@
 #!/bin/bash
-# perf stat --bpf-counters counts what perf stat counts: -a, -C, -p, -t, workload
+# perf stat --bpf-counters counts tasks as perf stat does: -p, -t, workload
 # SPDX-License-Identifier: GPL-2.0
 #
-# For each kind of target, a bperf session and a plain perf stat count
-# the same thing, one after the other or, for -p and -t, the same process
-# at the same time.  Sessions at the same time must agree on the count;
-# sessions one after the other on the CPUs utilized (the count over the
-# session's own elapsed time).  A task session's time running is the
-# time its tasks ran: task-clock again.
+# For each kind of task target, a bperf session and a plain perf stat
+# count the same thing, one after the other or, for -p and -t, the same
+# process at the same time (CPU targets: stat_bperf_cpu.sh).  Sessions
+# at the same time must agree on the count; sessions one after the other
+# on the CPUs utilized (the count over the session's own elapsed time).
+# A task session's time running is the time its tasks ran: task-clock
+# again.
 
 set -u
 # shellcheck source=lib/bperf.sh
@@ -15,10 +16,6 @@ set -u
 
 bperf_require
 tmp=$(bperf_dir)
-
-# -a and -C: one after the other, each counting a 2 s sleep.
-last_cpu=$(cpus=$(cat /sys/devices/system/cpu/online); echo "${cpus##*[,-]}")
-bperf_cpu_targets "$last_cpu"
 
 # -p and -t: both sessions attach to the same sleeping process, which
 # then burns a CPU for 2 s; both end when it exits.
