@@ -299,6 +299,14 @@ static int bperf__load(struct evsel *evsel, struct target *target)
 		       evsel__name(bad));
 		return -EINVAL;
 	}
+	/* the sessions counting an event share it: it has no cgroup */
+	for_each_group_evsel(pos, leader) {
+		if (pos->cgrp) {
+			pr_err("bperf: %s: BPF counters cannot count one cgroup (-G); --for-each-cgroup can\n",
+			       evsel__name(pos));
+			return -EOPNOTSUPP;
+		}
+	}
 	if (n > BPERF_MAX_SLOTS) {
 		pr_err("bperf: group of %s too large\n", evsel__name(leader));
 		return -E2BIG;

@@ -1,22 +1,37 @@
 #!/bin/bash
-# perf stat --bpf-counters counts CPUs as perf stat does: -a, -C
+# perf stat --bpf-counters counts CPUs as perf stat does: -a, -C (exclusive)
 # SPDX-License-Identifier: GPL-2.0
 #
 # A bperf session and a plain perf stat count cpu-clock one after the
 # other, system wide and then on the last online CPU; each must report
 # as many CPUs utilized as it counts CPUs (its count over its own
-# elapsed time), and nothing may stay pinned after (sessions sharing
-# programs: stat_bpf_counters_shared.sh; task targets:
-# stat_bperf_targets.sh).
+# elapsed time), and nothing may stay pinned after.  A session counting
+# one cgroup (-G) is refused: the sessions counting an event share it,
+# so it cannot count a cgroup for one of them.
 
 set -u
 # shellcheck source=lib/bperf.sh
 . "$(dirname "$0")"/lib/bperf.sh
 
 bperf_require
+tmp=$(bperf_dir)
 
 last_cpu=$(cpus=$(cat /sys/devices/system/cpu/online); echo "${cpus##*[,-]}")
 bperf_cpu_targets "$last_cpu"
+
+if [ -f /sys/fs/cgroup/cgroup.procs ]; then
+	cg=perf_test_bperf_$$
+	mkdir /sys/fs/cgroup/$cg || bperf_fail "cannot create cgroup $cg"
+	bperf_stat cg -e cpu-clock -a -G $cg -- true
+	rc=$?
+	rmdir /sys/fs/cgroup/$cg
+	[ $rc != 0 ] || bperf_fail "-G $cg was accepted: $(cat "$tmp/cg.out")"
+	grep -q "cannot count one cgroup (-G)" "$tmp/cg.err" ||
+		bperf_fail "no clear error for -G: $(cat "$tmp/cg.err")"
+	echo "-G refused: $(grep bperf: "$tmp/cg.err")"
+else
+	echo "no cgroup2 hierarchy at /sys/fs/cgroup: -G not tried"
+fi
 
 bperf_none_pinned
 exit 0

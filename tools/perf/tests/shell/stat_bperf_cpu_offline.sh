@@ -1,5 +1,5 @@
 #!/bin/bash
-# perf stat --bpf-counters with an offline CPU between online ones
+# perf stat --bpf-counters with an offline CPU between online ones (exclusive)
 # SPDX-License-Identifier: GPL-2.0
 #
 # bperf finds the event of a CPU by the CPU's id, not by its place in

@@ -1,5 +1,5 @@
 #!/bin/bash
-# perf stat --bpf-counters refuses what it cannot use, and cleans up
+# perf stat --bpf-counters refuses what it cannot use, and cleans up (exclusive)
 # SPDX-License-Identifier: GPL-2.0
 #
 # A map of another layout at the attr map path, or in the directory

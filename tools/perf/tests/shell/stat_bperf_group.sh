@@ -1,5 +1,5 @@
 #!/bin/bash
-# perf stat --bpf-counters counts event groups together
+# perf stat --bpf-counters counts event groups together (exclusive)
 # SPDX-License-Identifier: GPL-2.0
 #
 # The events of a group are opened as a perf group and read in the same
@@ -14,7 +14,7 @@ set -u
 # shellcheck source=lib/bperf.sh
 . "$(dirname "$0")"/lib/bperf.sh
 
-bperf_require
+bperf_require bpftool
 tmp=$(bperf_dir)
 attr=$(bperf_attr_map)
 ncpus=$(getconf _NPROCESSORS_ONLN)

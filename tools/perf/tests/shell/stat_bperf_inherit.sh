@@ -1,5 +1,5 @@
 #!/bin/bash
-# perf stat --bpf-counters counts forked children, unless --no-inherit
+# perf stat --bpf-counters counts forked children, unless --no-inherit (exclusive)
 # SPDX-License-Identifier: GPL-2.0
 #
 # The parent of each workload sleeps while its children (and a

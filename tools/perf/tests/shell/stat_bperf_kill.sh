@@ -1,5 +1,5 @@
 #!/bin/bash
-# perf stat --bpf-counters recovers from a session killed with -9
+# perf stat --bpf-counters recovers from a session killed with -9 (exclusive)
 # SPDX-License-Identifier: GPL-2.0
 #
 # A session killed with SIGKILL cannot clean up.  The others must go on

@@ -1,5 +1,5 @@
 #!/bin/bash
-# perf stat --bpf-counters: nothing runs on context switches for CPU-wide sessions
+# perf stat --bpf-counters: nothing runs on context switches for CPU-wide sessions (exclusive)
 # SPDX-License-Identifier: GPL-2.0
 #
 # A CPU-wide session (-a, -C) reads its slots when it reads: it holds

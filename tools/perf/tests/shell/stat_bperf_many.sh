@@ -1,5 +1,5 @@
 #!/bin/bash
-# perf stat --bpf-counters runs 40, then 200 sessions at once
+# perf stat --bpf-counters runs 40, then 200 sessions at once (exclusive)
 # SPDX-License-Identifier: GPL-2.0
 #
 # Upstream's bperf stops at 38 sessions per event.  Start 40, then 200

@@ -1,5 +1,5 @@
 #!/bin/bash
-# perf stat --bpf-counters tells apart tasks that had the same tid
+# perf stat --bpf-counters tells apart tasks that had the same tid (exclusive)
 # SPDX-License-Identifier: GPL-2.0
 #
 # Session A counts a process with two threads.  One thread exits: A's

@@ -1,5 +1,5 @@
 #!/bin/bash
-# perf stat --bpf-counters counts tasks as perf stat does: -p, -t, workload
+# perf stat --bpf-counters counts tasks as perf stat does: -p, -t, workload (exclusive)
 # SPDX-License-Identifier: GPL-2.0
 #
 # For each kind of task target, a bperf session and a plain perf stat

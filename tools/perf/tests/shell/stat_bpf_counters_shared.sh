@@ -1,5 +1,5 @@
 #!/bin/bash
-# perf stat --bpf-counters sessions share one set of BPF programs
+# perf stat --bpf-counters sessions share one set of BPF programs (exclusive)
 # SPDX-License-Identifier: GPL-2.0
 #
 # Two concurrent system-wide bperf sessions on the same event must find

@@ -1,5 +1,5 @@
 #!/bin/bash
-# perf stat -b counts events while a BPF program runs
+# perf stat -b counts events while a BPF program runs (exclusive)
 # SPDX-License-Identifier: GPL-2.0
 #
 # bperf's sched_switch program runs on every context switch while a
