@@ -302,7 +302,7 @@ static int bperf__load(struct evsel *evsel, struct target *target)
 	/* the sessions counting an event share it: it has no cgroup */
 	for_each_group_evsel(pos, leader) {
 		if (pos->cgrp) {
-			pr_err("bperf: %s: BPF counters cannot count one cgroup (-G); --for-each-cgroup can\n",
+			pr_err("bperf: %s: BPF counters cannot count one cgroup (-G); --for-each-cgroup with --bpf-counters can\n",
 			       evsel__name(pos));
 			return -EOPNOTSUPP;
 		}

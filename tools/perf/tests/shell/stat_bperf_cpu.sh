@@ -19,18 +19,21 @@ tmp=$(bperf_dir)
 last_cpu=$(cpus=$(cat /sys/devices/system/cpu/online); echo "${cpus##*[,-]}")
 bperf_cpu_targets "$last_cpu"
 
-if [ -f /sys/fs/cgroup/cgroup.procs ]; then
-	cg=perf_test_bperf_$$
-	mkdir /sys/fs/cgroup/$cg || bperf_fail "cannot create cgroup $cg"
+cg=perf_test_bperf_$$
+if [ ! -f /sys/fs/cgroup/cgroup.procs ]; then
+	echo "no cgroup2 hierarchy at /sys/fs/cgroup: -G not tried"
+elif ! mkdir /sys/fs/cgroup/$cg; then
+	echo "cannot create cgroup $cg: -G not tried"
+else
+	trap 'rmdir /sys/fs/cgroup/$cg; bperf_cleanup' EXIT TERM INT
 	bperf_stat cg -e cpu-clock -a -G $cg -- true
 	rc=$?
 	rmdir /sys/fs/cgroup/$cg
+	trap bperf_cleanup EXIT TERM INT
 	[ $rc != 0 ] || bperf_fail "-G $cg was accepted: $(cat "$tmp/cg.out")"
 	grep -q "cannot count one cgroup (-G)" "$tmp/cg.err" ||
 		bperf_fail "no clear error for -G: $(cat "$tmp/cg.err")"
 	echo "-G refused: $(grep bperf: "$tmp/cg.err")"
-else
-	echo "no cgroup2 hierarchy at /sys/fs/cgroup: -G not tried"
 fi
 
 bperf_none_pinned

@@ -13,7 +13,7 @@ set -u
 # shellcheck source=lib/bperf.sh
 . "$(dirname "$0")"/lib/bperf.sh
 
-bperf_require python3
+bperf_require python3 bpftool
 tmp=$(bperf_dir)
 
 # helper threads OUT FIFO: a process whose second thread writes its tid
