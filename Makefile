@@ -14,12 +14,13 @@ MK := $(CURDIR)/mk
 VM := $(CURDIR)/selftests/run-vm.sh
 
 .DEFAULT_GOAL := help
-.PHONY: help deps base apply kernel kernel-base perf perf-base tools build \
-	run check vm perf-test-compare bench-links bench-bperf bench-perf-bpf bench-bpf-top refresh series series-check clean distclean
+.PHONY: help deps base apply kernel kernel-base kernel-debug perf perf-base tools build \
+	run check check-debug vm perf-test-compare bench-links bench-bperf bench-perf-bpf bench-bpf-top refresh series series-check clean distclean
 
 help:
 	@echo 'make run        build everything and show it working in the VM'
 	@echo 'make check      build everything and run the tests in the VM'
+	@echo 'make check-debug  the same tests on a KASAN/lockdep/kmemleak kernel, stress 60 s'
 	@echo 'make vm CMD=..  run one command as root in the VM (no CMD: a shell)'
 	@echo 'make perf-test-compare  upstream perf tests: perf-base vs our perf, no regression'
 	@echo 'make build      deps, base, apply, kernel, perf, perf-base, tools'
@@ -33,7 +34,7 @@ help:
 	@echo 'make series     the series as mail in SERIES_DIR (SERIES_VERSION=N for vN)'
 	@echo 'make series-check  checkpatch, git am, per-patch builds, uapi copy, man pages'
 	@echo 'variables: BUILD_DIR=$(BUILD_DIR) KSRC=<6.12 tree> JOBS=$(JOBS)'
-	@echo '           VM_ACCEL=auto|tcg|kvm VM_CPUS=2 VM_MEM=4G VM_KERNEL=applied|base'
+	@echo '           VM_ACCEL=auto|tcg|kvm VM_CPUS=2 VM_MEM=4G VM_KERNEL=applied|base|debug'
 
 deps:
 	@$(MK)/deps.sh
@@ -45,6 +46,8 @@ kernel: apply
 	@$(MK)/kernel.sh applied
 kernel-base: base
 	@$(MK)/kernel.sh base
+kernel-debug: apply
+	@$(MK)/kernel.sh debug
 perf: apply
 	@$(MK)/perf.sh applied
 perf-base: base
@@ -65,6 +68,11 @@ run: $(VM_DEPS)
 check: $(VM_DEPS)
 	@$(TOP)/selftests/check.sh
 	@$(if $(filter 0,$(SERIES_CHECK)),echo 'series-check skipped (SERIES_CHECK=0)',$(MK)/series-check.sh)
+
+# The check suite on the debug kernel (selftests/config.debug), the stress
+# tests run for STRESS_SECS (60) seconds, kmemleak scanned at the end.
+check-debug: $(VM_DEPS) $(if $(NOBUILD),,kernel-debug)
+	@CHECK_KERNEL=debug $(TOP)/selftests/check.sh
 
 vm: $(VM_DEPS)
 	@$(VM) --kernel $(VM_KERNEL) $(if $(CMD),-- '$(subst ','\'',$(value CMD))')

@@ -1,17 +1,27 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Configure and build a kernel (bzImage, no modules) for the test VM.
-#   mk/kernel.sh [applied|base]
+#   mk/kernel.sh [applied|base|debug]
 # "applied" (default) builds $BUILD_DIR/src into $BUILD_DIR/kernel, "base"
-# builds the pristine tree into $BUILD_DIR/kernel-base.  Both share ccache.
+# builds the pristine tree into $BUILD_DIR/pristine/kernel, and "debug"
+# builds $BUILD_DIR/src with selftests/config.debug on top (KASAN,
+# lockdep, kmemleak...) into $BUILD_DIR/debug/kernel.  All share ccache.
 . "$(dirname "$0")/common.sh"
 
 which=${1:-applied}
-root=$(build_root "$which")
-tree=$root/src obj=$root/kernel
+frags="$TOP/selftests/config.vm $TOP/selftests/config"
+case $which in
+debug)
+	tree=$SRC obj=$BUILD_DIR/debug/kernel
+	frags="$frags $TOP/selftests/config.debug"
+	;;
+*)
+	root=$(build_root "$which")
+	tree=$root/src obj=$root/kernel
+	;;
+esac
 mkdir -p "$obj"
 use_ccache
-frags="$TOP/selftests/config.vm $TOP/selftests/config"
 kmake() {
 	make -s -C "$tree" O="$obj" CC="ccache gcc" HOSTCC="ccache gcc" "$@"
 }

@@ -6,21 +6,37 @@
 # Exits non-zero on any failed test, on a VM that never reached or never
 # finished the tests, on a missing result file, and on a kernel splat in
 # the guest's dmesg.
+#
+# CHECK_KERNEL=debug ('make check-debug') boots the debug kernel instead
+# (selftests/config.debug), runs the stress tests for STRESS_SECS (60)
+# seconds instead of their default, and fails on a kmemleak report too.
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/mk/common.sh"
 . "$TOP/selftests/tap.sh"
 . "$TOP/selftests/perf-results.sh"
 set +e
 
-res=$BUILD_DIR/results/check-$(date +%Y%m%d-%H%M%S)
+kernel=${CHECK_KERNEL:-applied}
+case $kernel in
+applied)
+	name=check timeout=${CHECK_TIMEOUT:-2400} guest_env= ;;
+debug)
+	# everything runs several times slower under KASAN and lockdep
+	name=check-debug timeout=${CHECK_TIMEOUT:-9000}
+	secs=${STRESS_SECS:-60}
+	guest_env="BPF_EVENT_STRESS_SECS=$secs BPERF_CHURN_SECS=$secs KSFT_TIMEOUT=1800" ;;
+*)	die "CHECK_KERNEL is applied or debug" ;;
+esac
+res=$BUILD_DIR/results/$name-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$res"
 ln -sfn "$res" "$BUILD_DIR/results/latest"
 tap=$res/check.tap
-phase "running the tests in the VM, console in $res/console.log"
+phase "running the tests in the VM ($kernel kernel), console in $res/console.log"
 # Three vCPUs, so that the bperf test can offline the middle one.
 VM_CPUS=${VM_CPUS:-3} \
-	"$TOP/selftests/run-vm.sh" --timeout "${CHECK_TIMEOUT:-2400}" --job "$res/job" \
-	--log "$res/console.log" -- "$TOP/selftests/guest-check.sh"
+	"$TOP/selftests/run-vm.sh" --kernel "$kernel" --timeout "$timeout" \
+	--job "$res/job" --log "$res/console.log" -- \
+	"$guest_env${guest_env:+ }$TOP/selftests/guest-check.sh"
 vm_rc=$?
 phase_done
 
@@ -78,9 +94,22 @@ else
 	result fail "vm-test results" "missing $res/job/vm-tests.results"
 fi
 
+# The debug kernel's leak scan, made once the tests are done.
+if [ "$kernel" = debug ]; then
+	if [ ! -f "$res/job/kmemleak" ]; then
+		result fail "kmemleak reports no leak" "missing $res/job/kmemleak"
+	elif grep -q 'unreferenced object' "$res/job/kmemleak"; then
+		grep -E -m 10 'unreferenced object|^ +\[<' "$res/job/kmemleak" | sed 's/^/#   /' >>"$tap"
+		result fail "kmemleak reports no leak" \
+			"$(grep -c 'unreferenced object' "$res/job/kmemleak") suspected leaks, see $res/job/kmemleak"
+	else
+		result ok "kmemleak reports no leak"
+	fi
+fi
+
 # A splat anywhere in the guest kernel log fails the run.
 if [ -f "$res/job/dmesg" ]; then
-	splat='BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|Kernel panic|Call Trace:'
+	splat='BUG:|WARNING:|Oops|KASAN|UBSAN|ODEBUG|possible circular locking|possible recursive locking|inconsistent lock state|Kernel panic|Call Trace:'
 	if grep -Eq "$splat" "$res/job/dmesg"; then
 		grep -E -m 5 "$splat" "$res/job/dmesg" | sed 's/^/#   /' >>"$tap"
 		result fail "guest kernel log free of splats" "see $res/job/dmesg"

@@ -13,6 +13,13 @@ else
 	echo "==> no hardware PMU in this VM: hardware-event tests skip"
 fi
 
+# A debug kernel with kmemleak: forget what boot left, scan at the end.
+kmemleak=/sys/kernel/debug/kmemleak
+if [ -w "$kmemleak" ]; then
+	echo scan >"$kmemleak"
+	echo clear >"$kmemleak"
+fi
+
 echo "==> kselftests"
 kst=$BUILD_DIR/kselftest
 : >"$JOB/kselftest-skipped"
@@ -31,7 +38,9 @@ if [ -x "$kst/run_kselftest.sh" ]; then
 			args+=(-t "$t")
 		fi
 	done
-	"$kst/run_kselftest.sh" "${args[@]}" 2>&1 | tee "$JOB/kselftest.tap"
+	# KSFT_TIMEOUT: seconds per test, instead of the collection's own
+	"$kst/run_kselftest.sh" ${KSFT_TIMEOUT:+-o "$KSFT_TIMEOUT"} "${args[@]}" 2>&1 |
+		tee "$JOB/kselftest.tap"
 else
 	echo "no kselftests installed in $kst"
 fi
@@ -56,4 +65,12 @@ for t in "$TOP"/selftests/vm-tests/*.sh; do
 	printf '%s\t%s\t%s\n' "$rc" "$(basename "$t" .sh)" "$(tail -n 1 /tmp/vm-test.out)" \
 		>>"$JOB/vm-tests.results"
 done
+if [ -w "$kmemleak" ]; then
+	echo "==> kmemleak scan"
+	# two scans: an object is reported once it was seen unreferenced twice
+	echo scan >"$kmemleak"
+	echo scan >"$kmemleak"
+	cat "$kmemleak" >"$JOB/kmemleak"
+	echo "$(grep -c 'unreferenced object' "$JOB/kmemleak") suspected leaks"
+fi
 echo "==> tests done"

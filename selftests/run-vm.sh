@@ -3,7 +3,7 @@
 # Boot the built kernel in QEMU and run one command in it as root.
 #
 #   selftests/run-vm.sh [options] [--] [COMMAND...]
-#     --kernel applied|base  which kernel to boot (default applied)
+#     --kernel applied|base|debug  which kernel to boot (default applied)
 #     --timeout SECONDS      watchdog: kill the VM after this long (default 1800)
 #     --log FILE             also write the console to FILE
 #     --job DIR              job directory to use (default: a new one)
@@ -34,7 +34,8 @@ done
 case $kernel in
 applied) bzimage=$KOBJ/arch/x86/boot/bzImage ;;
 base)	bzimage=$KOBJ_BASE/arch/x86/boot/bzImage ;;
-*)	die "--kernel takes applied or base" ;;
+debug)	bzimage=$BUILD_DIR/debug/kernel/arch/x86/boot/bzImage ;;
+*)	die "--kernel takes applied, base or debug" ;;
 esac
 [ -f "$bzimage" ] || die "$bzimage missing: run 'make build' first"
 [ -x "$TOBJ/vm/vm-poweroff" ] || die "VM helpers missing: run 'make build' first"

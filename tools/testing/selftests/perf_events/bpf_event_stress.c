@@ -1,0 +1,754 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A storm of BPF program and link lifecycles, read by eight side-band
+ * listeners at once.
+ *
+ * One worker process per online CPU (at least two), each bound to its
+ * CPU, makes and undoes links of several kinds as fast as it can for
+ * BPF_EVENT_STRESS_SECS seconds (10 by default): cgroup links detached,
+ * closed or left by their removed cgroup, raw tracepoints, fentry linked
+ * both ways, XDP on the loopback device of a fresh netns and sk_lookup
+ * on a fresh netns, detached, closed or left by the netns going away.
+ * Every program it loads and every link it makes is counted: each writes
+ * two PERF_RECORD_BPF_EVENT records, one when it comes and one when it
+ * goes.
+ *
+ * Meanwhile eight listeners, each a dummy event on every CPU with rings
+ * from one page to 512, are read by this process, the largest every few
+ * milliseconds, the smallest only at the end, so that the small rings
+ * overflow.  At the end every listener must account for every record
+ * written: records read plus records the kernel reported lost equals
+ * twice the programs and links made.  No record may be torn (a size or
+ * a sample_id that does not fit its type, ring and CPU), no program or
+ * link may show two loads, attaches, unloads or detaches, an unload or
+ * detach may not come before its load or attach, and a listener that
+ * lost nothing must have seen each program and link come and go exactly
+ * once.  Last, the programs and links in the system must be those there
+ * were before.
+ *
+ * The test counts every record, so nothing else may load programs or
+ * make links while it runs.
+ */
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "bpf_event.h"
+#include "bpf_link_kinds.h"
+
+#define NR_LISTENERS	8
+#define MAX_WORKERS	64
+#define STRESS_SECS	10
+#define DRAIN_US	2000		/* how often listeners are looked at */
+#define ERR_LEN		256
+
+/*
+ * Data pages per CPU of each listener, and how often it is read during
+ * the storm (0: only at the end).  The first ones overflow.
+ */
+static const struct {
+	int pages;
+	int every_ms;
+} listener_conf[NR_LISTENERS] = {
+	{ 1, 0 }, { 1, 500 }, { 2, 100 }, { 4, 2 },
+	{ 16, 2 }, { 64, 2 }, { 256, 2 }, { 512, 2 },
+};
+
+/* What a worker does, in turn. */
+static const struct storm_step {
+	const struct link_kind *kind;
+	enum link_via via;
+	enum link_by by;
+} steps[] = {
+	{ &kind_cgroup, VIA_LINK_CREATE, BY_CLOSE },
+	{ &kind_xdp, VIA_LINK_CREATE, BY_DETACH },
+	{ &kind_raw_tp, VIA_RAW_TP_OPEN, BY_CLOSE },
+	{ &kind_cgroup, VIA_LINK_CREATE, BY_DETACH },
+	{ &kind_sk_lookup, VIA_LINK_CREATE, BY_TARGET_GONE },
+	{ &kind_fentry, VIA_LINK_CREATE, BY_CLOSE },
+	{ &kind_cgroup, VIA_LINK_CREATE, BY_TARGET_GONE },
+	{ &kind_xdp, VIA_LINK_CREATE, BY_TARGET_GONE },
+	{ &kind_raw_tp, VIA_RAW_TP_OPEN, BY_CLOSE },
+	{ &kind_xdp, VIA_LINK_CREATE, BY_CLOSE },
+	{ &kind_fentry, VIA_RAW_TP_OPEN, BY_CLOSE },
+};
+
+#define NR_STEPS	ARRAY_SIZE(steps)
+
+/* What one worker did; the workers write, the test reads at the end. */
+struct worker_stat {
+	__u64 progs;			/* programs loaded */
+	__u64 links;			/* links made */
+	__u64 cycles[NR_STEPS];		/* steps done */
+	__u64 errors;
+	bool skipped[NR_STEPS];		/* the kernel cannot make the kind */
+	char skip[ERR_LEN];		/* why, for the last skipped kind */
+	char err[ERR_LEN];		/* the first error */
+};
+
+/* Shared with the workers (MAP_SHARED). */
+struct storm {
+	volatile int stop;
+	int nr_workers;
+	struct worker_stat w[MAX_WORKERS];
+};
+
+/* When each program or link id was seen to come and to go. */
+struct life {
+	__u64 t_begin, t_end;
+	__u8 begins, ends;
+};
+
+struct lives {
+	struct life *v;
+	__u32 nr;			/* ids 0 .. nr - 1 have room */
+};
+
+/* One CPU's ring of a listener. */
+struct ring {
+	int fd;
+	int cpu;
+	__u64 id;
+	struct perf_event_mmap_page *page;
+	char *data;
+	__u64 size;
+};
+
+struct listener {
+	int pages;
+	int every_ms;
+	__u64 next_ms;			/* when to read it next */
+	struct ring *ring;		/* one per possible CPU */
+	__u64 read[PERF_BPF_EVENT_MAX];	/* BPF_EVENT records, by type */
+	__u64 lost;			/* PERF_RECORD_LOST says so */
+	__u64 torn;
+	__u64 other;			/* records of other types */
+	__u64 twice;			/* an id begun or ended twice */
+	__u64 backwards;		/* an id ended before it began */
+	char torn_why[ERR_LEN];
+	struct lives progs, links;
+};
+
+FIXTURE(storm) {
+	struct storm *st;
+	pid_t pid[MAX_WORKERS];
+	int nr_cpus;			/* possible CPUs */
+	struct listener l[NR_LISTENERS];
+	int flush_fd[MAX_WORKERS];
+};
+
+static struct life *life_of(struct lives *ls, __u32 id)
+{
+	if (id >= ls->nr) {
+		__u32 nr = id + 4096 > 2 * ls->nr ? id + 4096 : 2 * ls->nr;
+		struct life *v = realloc(ls->v, nr * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		memset(v + ls->nr, 0, (nr - ls->nr) * sizeof(*v));
+		ls->v = v;
+		ls->nr = nr;
+	}
+	return &ls->v[id];
+}
+
+static int ring_open(struct ring *r, int cpu, int pages)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			       PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER,
+		.sample_id_all = 1,
+		.bpf_event = 1,
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC,
+	};
+	long page_size = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	r->cpu = cpu;
+	r->fd = sys_perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (r->fd < 0)
+		return -errno;
+	if (ioctl(r->fd, PERF_EVENT_IOC_ID, &r->id))
+		return -errno;
+	p = mmap(NULL, (pages + 1) * page_size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED, r->fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	r->page = p;
+	r->data = (char *)p + r->page->data_offset;
+	r->size = r->page->data_size;
+	return 0;
+}
+
+static void ring_close(struct ring *r)
+{
+	if (r->page)
+		munmap(r->page, r->size + sysconf(_SC_PAGESIZE));
+	if (r->fd >= 0)
+		close(r->fd);
+	r->page = NULL;
+	r->fd = -1;
+}
+
+static void ring_copy_out(struct ring *r, __u64 off, void *dst, size_t len)
+{
+	size_t pos = off & (r->size - 1);
+	size_t first = r->size - pos < len ? r->size - pos : len;
+
+	memcpy(dst, r->data + pos, first);
+	memcpy((char *)dst + first, r->data, len - first);
+}
+
+static void __attribute__((format(printf, 2, 3)))
+torn(struct listener *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!l->torn++) {
+		va_start(ap, fmt);
+		vsnprintf(l->torn_why, sizeof(l->torn_why), fmt, ap);
+		va_end(ap);
+	}
+}
+
+/* Note that id began (begin) or ended at time t. */
+static void life_note(struct listener *l, struct lives *ls, __u32 id,
+		      bool begin, __u64 t)
+{
+	struct life *f = life_of(ls, id);
+
+	if (!f) {
+		torn(l, "out of memory for id %u", id);
+		return;
+	}
+	if (begin) {
+		l->twice += f->begins++ > 0;
+		f->t_begin = t;
+	} else {
+		l->twice += f->ends++ > 0;
+		f->t_end = t;
+	}
+	if (f->begins && f->ends && f->t_end < f->t_begin)
+		l->backwards++;
+}
+
+/* Take one record of ring r into listener l. */
+static void account(struct listener *l, struct ring *r, const char *buf,
+		    __u16 size)
+{
+	const struct perf_event_header *hdr = (const void *)buf;
+	const char *body = (const char *)(hdr + 1);
+	struct sb_sample_id sid;
+	__u16 type, want;
+	__u32 id, link_id;
+
+	if (hdr->type != PERF_RECORD_BPF_EVENT &&
+	    hdr->type != PERF_RECORD_LOST) {
+		l->other++;
+		return;
+	}
+	if (size < sizeof(*hdr) + sizeof(sid)) {
+		torn(l, "record of type %u and %u bytes", hdr->type, size);
+		return;
+	}
+	memcpy(&sid, buf + size - sizeof(sid), sizeof(sid));
+	if (sid.cpu != (__u32)r->cpu || sid.id != r->id) {
+		torn(l, "record on CPU %d's ring says CPU %u, event id %llu",
+		     r->cpu, sid.cpu, (unsigned long long)sid.id);
+		return;
+	}
+	if (hdr->type == PERF_RECORD_LOST) {
+		__u64 lost[2];
+
+		if (size != sizeof(*hdr) + sizeof(lost) + sizeof(sid)) {
+			torn(l, "PERF_RECORD_LOST of %u bytes", size);
+			return;
+		}
+		memcpy(lost, body, sizeof(lost));
+		l->lost += lost[1];
+		return;
+	}
+	memcpy(&type, body, sizeof(type));
+	memcpy(&id, body + 4, sizeof(id));
+	switch (type) {
+	case PERF_BPF_EVENT_PROG_LOAD:
+	case PERF_BPF_EVENT_PROG_UNLOAD:
+		want = 16;
+		break;
+	case PERF_BPF_EVENT_LINK_ATTACH:
+	case PERF_BPF_EVENT_LINK_DETACH:
+		want = 24;
+		break;
+	default:
+		torn(l, "BPF_EVENT of type %u", type);
+		return;
+	}
+	if (size != sizeof(*hdr) + want + sizeof(sid)) {
+		torn(l, "BPF_EVENT of type %u and %u bytes", type, size);
+		return;
+	}
+	l->read[type]++;
+	if (type == PERF_BPF_EVENT_PROG_LOAD ||
+	    type == PERF_BPF_EVENT_PROG_UNLOAD) {
+		if (!id)
+			torn(l, "BPF_EVENT of type %u for program id 0", type);
+		else
+			life_note(l, &l->progs, id,
+				  type == PERF_BPF_EVENT_PROG_LOAD, sid.time);
+		return;
+	}
+	memcpy(&link_id, body + 16, sizeof(link_id));
+	if (!link_id)
+		torn(l, "BPF_EVENT of type %u for link id 0", type);
+	else
+		life_note(l, &l->links, link_id,
+			  type == PERF_BPF_EVENT_LINK_ATTACH, sid.time);
+}
+
+/* Read all that ring r holds into listener l. */
+static void ring_drain(struct listener *l, struct ring *r)
+{
+	__u64 head = __atomic_load_n(&r->page->data_head, __ATOMIC_ACQUIRE);
+	__u64 tail = r->page->data_tail;
+	char buf[sizeof(struct perf_event_header) + 256];
+
+	while (tail < head) {
+		struct perf_event_header hdr;
+
+		ring_copy_out(r, tail, &hdr, sizeof(hdr));
+		if (hdr.size < sizeof(hdr) || hdr.size > sizeof(buf) ||
+		    hdr.size % 8 || hdr.size > head - tail) {
+			/* nothing after it can be trusted: skip the rest */
+			torn(l, "header of %u bytes on CPU %d", hdr.size,
+			     r->cpu);
+			tail = head;
+			break;
+		}
+		ring_copy_out(r, tail, buf, hdr.size);
+		account(l, r, buf, hdr.size);
+		tail += hdr.size;
+	}
+	__atomic_store_n(&r->page->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static void drain_all(FIXTURE_DATA(storm) *self)
+{
+	for (int i = 0; i < NR_LISTENERS; i++)
+		for (int c = 0; c < self->nr_cpus; c++)
+			if (self->l[i].ring[c].fd >= 0)
+				ring_drain(&self->l[i], &self->l[i].ring[c]);
+}
+
+/* During the storm: read the listeners whose time has come. */
+static void drain_due(FIXTURE_DATA(storm) *self)
+{
+	__u64 now = now_ms();
+
+	for (int i = 0; i < NR_LISTENERS; i++) {
+		struct listener *l = &self->l[i];
+
+		if (!l->every_ms || now < l->next_ms)
+			continue;
+		l->next_ms = now + l->every_ms;
+		for (int c = 0; c < self->nr_cpus; c++)
+			if (l->ring[c].fd >= 0)
+				ring_drain(l, &l->ring[c]);
+	}
+}
+
+static __u64 listener_read(const struct listener *l)
+{
+	__u64 n = 0;
+
+	for (int t = 0; t < PERF_BPF_EVENT_MAX; t++)
+		n += l->read[t];
+	return n;
+}
+
+/* Records the workers (and the flush) caused: each object comes and goes. */
+static __u64 written(FIXTURE_DATA(storm) *self, int flushed)
+{
+	__u64 n = 2 * flushed;
+
+	for (int w = 0; w < self->st->nr_workers; w++)
+		n += 2 * (self->st->w[w].progs + self->st->w[w].links);
+	return n;
+}
+
+static bool all_accounted(FIXTURE_DATA(storm) *self, int flushed)
+{
+	__u64 want = written(self, flushed);
+
+	drain_all(self);
+	for (int i = 0; i < NR_LISTENERS; i++)
+		if (listener_read(&self->l[i]) + self->l[i].lost != want)
+			return false;
+	return true;
+}
+
+static void ctx_init(struct link_ctx *ctx)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->prog_fd = -1;
+	ctx->prog2_fd = -1;
+	ctx->link_fd = -1;
+	ctx->netns_fd = -1;
+	ctx->orig_netns_fd = -1;
+	for (size_t i = 0; i < ARRAY_SIZE(ctx->fd); i++)
+		ctx->fd[i] = -1;
+}
+
+static void worker_error(struct worker_stat *ws, const struct storm_step *s,
+			 const char *what)
+{
+	if (!ws->errors++)
+		snprintf(ws->err, sizeof(ws->err), "%s: %.200s", s->kind->name,
+			 what);
+}
+
+/* One lifecycle: load, link, undo the link the step's way, unload. */
+static void step_run(struct worker_stat *ws, int i)
+{
+	const struct storm_step *s = &steps[i];
+	const struct link_kind *k = s->kind;
+	struct link_ctx ctx;
+	int err;
+
+	ctx_init(&ctx);
+	err = k->setup(&ctx);
+	ws->progs += (ctx.prog_fd >= 0) + (ctx.prog2_fd >= 0);
+	if (err == KIND_SKIP) {
+		ws->skipped[i] = true;
+		snprintf(ws->skip, sizeof(ws->skip), "%s: %.200s", k->name,
+			 ctx.skip);
+	} else if (err) {
+		worker_error(ws, s, ctx.err);
+	} else {
+		ctx.link_fd = k->attach(&ctx, s->via);
+		if (ctx.link_fd < 0) {
+			worker_error(ws, s, ctx.err);
+		} else {
+			ws->links++;
+			if (s->by == BY_DETACH && bpf_link_detach(ctx.link_fd))
+				worker_error(ws, s, "BPF_LINK_DETACH failed");
+			if (s->by == BY_TARGET_GONE && k->remove_target(&ctx))
+				worker_error(ws, s, ctx.err);
+		}
+	}
+	close_fd(&ctx.link_fd);
+	close_fd(&ctx.prog_fd);
+	close_fd(&ctx.prog2_fd);
+	k->teardown(&ctx);
+	ws->cycles[i]++;
+}
+
+static int bind_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+static void __attribute__((noreturn))
+worker(struct storm *st, int w, int cpu)
+{
+	struct worker_stat *ws = &st->w[w];
+	size_t skipped = 0;
+
+	if (bind_cpu(cpu))
+		worker_error(ws, &steps[0], "sched_setaffinity failed");
+	/* until told to stop, or until the kernel can make no kind */
+	for (size_t i = w % NR_STEPS; !st->stop && skipped < NR_STEPS;
+	     i = (i + 1) % NR_STEPS) {
+		if (ws->skipped[i])
+			continue;
+		step_run(ws, i);
+		skipped += ws->skipped[i];
+	}
+	_exit(0);
+}
+
+/* The ids of the programs (links if link) in the system now, sorted. */
+static int ids_now(bool link, __u32 *ids, int max)
+{
+	__u32 id = 0;
+	int n = 0;
+
+	while (!(link ? bpf_link_get_next_id(id, &id) :
+			bpf_prog_get_next_id(id, &id))) {
+		if (n == max)
+			return -E2BIG;
+		ids[n++] = id;
+	}
+	return errno == ENOENT ? n : -errno;
+}
+
+#define MAX_IDS	4096
+
+static bool ids_same(bool link, const __u32 *before, int nr_before)
+{
+	static __u32 now[MAX_IDS];
+	int n = ids_now(link, now, MAX_IDS);
+
+	return n == nr_before && !memcmp(now, before, n * sizeof(*now));
+}
+
+FIXTURE_SETUP(storm)
+{
+	self->st = MAP_FAILED;
+	self->nr_cpus = sysconf(_SC_NPROCESSORS_CONF);
+	for (int w = 0; w < MAX_WORKERS; w++) {
+		self->pid[w] = 0;
+		self->flush_fd[w] = -1;
+	}
+	for (int i = 0; i < NR_LISTENERS; i++) {
+		struct listener *l = &self->l[i];
+
+		memset(l, 0, sizeof(*l));
+		l->pages = listener_conf[i].pages;
+		l->every_ms = listener_conf[i].every_ms;
+		l->ring = calloc(self->nr_cpus, sizeof(*l->ring));
+		ASSERT_NE(NULL, l->ring);
+		for (int c = 0; c < self->nr_cpus; c++)
+			l->ring[c].fd = -1;
+	}
+	self->st = mmap(NULL, sizeof(*self->st), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->st);
+	memset(self->st, 0, sizeof(*self->st));
+}
+
+FIXTURE_TEARDOWN(storm)
+{
+	if (self->st != MAP_FAILED)
+		self->st->stop = 1;
+	for (int w = 0; w < MAX_WORKERS; w++) {
+		if (self->pid[w] > 0) {
+			kill(self->pid[w], SIGKILL);
+			waitpid(self->pid[w], NULL, 0);
+		}
+		close_fd(&self->flush_fd[w]);
+	}
+	for (int i = 0; i < NR_LISTENERS; i++) {
+		for (int c = 0; self->l[i].ring && c < self->nr_cpus; c++)
+			ring_close(&self->l[i].ring[c]);
+		free(self->l[i].ring);
+		free(self->l[i].progs.v);
+		free(self->l[i].links.v);
+	}
+	if (self->st != MAP_FAILED)
+		munmap(self->st, sizeof(*self->st));
+}
+
+/* Check what listener l saw; lossless: it must have seen everything. */
+static void listener_check(struct __test_metadata *_metadata,
+			   struct listener *l, int i, __u64 progs, __u64 links)
+{
+	__u64 seen_progs = 0, seen_links = 0, whole = 0;
+	bool lossless = !l->lost;
+
+	EXPECT_EQ(0, l->torn) TH_LOG("listener %d: %llu torn records, first: %s",
+				     i, (unsigned long long)l->torn,
+				     l->torn_why);
+	EXPECT_EQ(0, l->other) TH_LOG("listener %d: %llu records of other types",
+				      i, (unsigned long long)l->other);
+	EXPECT_EQ(0, l->twice) TH_LOG("listener %d: %llu ids begun or ended twice",
+				      i, (unsigned long long)l->twice);
+	EXPECT_EQ(0, l->backwards)
+		TH_LOG("listener %d: %llu ids ended before they began", i,
+		       (unsigned long long)l->backwards);
+	if (!lossless)
+		return;
+	for (__u32 id = 0; id < l->progs.nr; id++) {
+		struct life *f = &l->progs.v[id];
+
+		seen_progs += f->begins || f->ends;
+		whole += f->begins == 1 && f->ends == 1;
+	}
+	for (__u32 id = 0; id < l->links.nr; id++) {
+		struct life *f = &l->links.v[id];
+
+		seen_links += f->begins || f->ends;
+		whole += f->begins == 1 && f->ends == 1;
+	}
+	EXPECT_EQ(progs, seen_progs)
+		TH_LOG("listener %d lost nothing: %llu programs made, records of %llu",
+		       i, (unsigned long long)progs,
+		       (unsigned long long)seen_progs);
+	EXPECT_EQ(links, seen_links)
+		TH_LOG("listener %d lost nothing: %llu links made, records of %llu",
+		       i, (unsigned long long)links,
+		       (unsigned long long)seen_links);
+	EXPECT_EQ(seen_progs + seen_links, whole)
+		TH_LOG("listener %d lost nothing: %llu objects without both records",
+		       i, (unsigned long long)(seen_progs + seen_links - whole));
+}
+
+static const char *every(int ms)
+{
+	static char buf[32];
+
+	if (!ms)
+		return "at the end";
+	snprintf(buf, sizeof(buf), "every %d ms", ms);
+	return buf;
+}
+
+TEST_F_TIMEOUT(storm, lifecycle, 900)
+{
+	static __u32 progs_before[MAX_IDS], links_before[MAX_IDS];
+	const char *env = getenv("BPF_EVENT_STRESS_SECS");
+	int secs = env ? atoi(env) : STRESS_SECS;
+	__u64 progs = 0, links = 0, errors = 0, cycles[NR_STEPS] = {};
+	int nr_progs, nr_links, online[MAX_WORKERS], nr_online = 0;
+	int flushed = 0, err, lossless = 0;
+	__u64 start, end, stop_ms;
+	struct storm *st = self->st;
+	cpu_set_t set;
+
+	ASSERT_LT(0, secs) TH_LOG("BPF_EVENT_STRESS_SECS=%s", env);
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(set), &set));
+	for (int c = 0; c < CPU_SETSIZE && nr_online < MAX_WORKERS; c++)
+		if (CPU_ISSET(c, &set))
+			online[nr_online++] = c;
+
+	/*
+	 * libbpf loads programs of its own the first time it loads one,
+	 * to see what the kernel supports: have it do so now, before the
+	 * listeners, in this process, whose answers the workers inherit.
+	 */
+	err = load_prog(NULL);
+	SKIP_IF_NO_PRIV(err, "BPF_PROG_LOAD");
+	ASSERT_LE(0, err) TH_LOG("BPF_PROG_LOAD: %s", strerror(-err));
+	close(err);
+
+	nr_progs = ids_now(false, progs_before, MAX_IDS);
+	SKIP_IF_NO_PRIV(nr_progs, "BPF_PROG_GET_NEXT_ID");
+	ASSERT_LE(0, nr_progs) TH_LOG("program ids: %s", strerror(-nr_progs));
+	nr_links = ids_now(true, links_before, MAX_IDS);
+	ASSERT_LE(0, nr_links) TH_LOG("link ids: %s", strerror(-nr_links));
+
+	for (int i = 0; i < NR_LISTENERS; i++) {
+		for (int c = 0; c < self->nr_cpus; c++) {
+			err = ring_open(&self->l[i].ring[c], c,
+					self->l[i].pages);
+			if (err == -ENODEV) {	/* offline CPU */
+				ring_close(&self->l[i].ring[c]);
+				continue;
+			}
+			SKIP_IF_NO_PRIV(err, "perf_event_open");
+			ASSERT_EQ(0, err)
+				TH_LOG("listener %d, CPU %d, %d pages: %s", i,
+				       c, self->l[i].pages, strerror(-err));
+		}
+	}
+
+	st->nr_workers = nr_online < 2 ? 2 : nr_online;
+	start = now_ms();
+	for (int w = 0; w < st->nr_workers; w++) {
+		self->pid[w] = fork();
+		ASSERT_LE(0, self->pid[w]);
+		if (!self->pid[w])
+			worker(st, w, online[w % nr_online]);
+	}
+	stop_ms = start + secs * 1000ull;
+	while (now_ms() < stop_ms) {
+		drain_due(self);
+		usleep(DRAIN_US);
+	}
+	st->stop = 1;
+	for (int w = 0; w < st->nr_workers; w++) {
+		int status = 0;
+
+		/* a step takes well under a second; allow a stalled VM */
+		ASSERT_TRUE(wait_until(waitpid(self->pid[w], &status,
+					       WNOHANG) == self->pid[w],
+				       60000))
+			TH_LOG("worker %d did not stop within 60 s", w);
+		self->pid[w] = 0;
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+			TH_LOG("worker %d ended with status %#x", w, status);
+	}
+	end = now_ms();
+
+	/* Every program and link goes: the system is back as it was. */
+	EXPECT_TRUE(wait_until(ids_same(false, progs_before, nr_progs) &&
+			       ids_same(true, links_before, nr_links),
+			       WAIT_LONG_MS))
+		TH_LOG("the programs or links in the system are not those of before the storm");
+
+	/*
+	 * A ring reports what it dropped only with the next record it
+	 * writes: load a program on each CPU so that every ring writes one.
+	 */
+	drain_all(self);
+	for (int w = 0; w < nr_online; w++) {
+		ASSERT_EQ(0, bind_cpu(online[w]));
+		self->flush_fd[w] = load_prog(NULL);
+		ASSERT_LE(0, self->flush_fd[w])
+			TH_LOG("load: %s", strerror(-self->flush_fd[w]));
+		flushed++;
+	}
+	for (int w = 0; w < nr_online; w++)
+		close_fd(&self->flush_fd[w]);
+	CPU_ZERO(&set);
+	for (int w = 0; w < nr_online; w++)
+		CPU_SET(online[w], &set);
+	sched_setaffinity(0, sizeof(set), &set);
+
+	EXPECT_TRUE(wait_until(all_accounted(self, flushed), WAIT_LONG_MS));
+
+	for (int w = 0; w < st->nr_workers; w++) {
+		struct worker_stat *ws = &st->w[w];
+
+		progs += ws->progs;
+		links += ws->links;
+		errors += ws->errors;
+		for (size_t i = 0; i < NR_STEPS; i++)
+			cycles[i] += ws->cycles[i];
+		if (ws->errors)
+			TH_LOG("worker %d: %llu errors, the first: %s", w,
+			       (unsigned long long)ws->errors, ws->err);
+		if (ws->skip[0])
+			ksft_print_msg("worker %d skipped %s\n", w, ws->skip);
+	}
+
+	ksft_print_msg("storm: %d workers, %.1f s: %llu programs, %llu links, %.0f lifecycles/s\n",
+		       st->nr_workers, (end - start) / 1000.0,
+		       (unsigned long long)progs, (unsigned long long)links,
+		       (progs + links) * 1000.0 / (end - start));
+	for (size_t i = 0; i < NR_STEPS; i++)
+		ksft_print_msg("  %-10s %-19s %-12s %llu\n",
+			       steps[i].kind->name,
+			       steps[i].via == VIA_LINK_CREATE ?
+			       "BPF_LINK_CREATE" : "RAW_TRACEPOINT_OPEN",
+			       steps[i].by == BY_CLOSE ? "close" :
+			       steps[i].by == BY_DETACH ? "LINK_DETACH" :
+			       "target gone", (unsigned long long)cycles[i]);
+	for (int i = 0; i < NR_LISTENERS; i++) {
+		struct listener *l = &self->l[i];
+
+		ksft_print_msg("listener %d (%3d pages/CPU, read %s): written %llu, read %llu, lost %llu, torn %llu\n",
+			       i, l->pages, every(l->every_ms),
+			       (unsigned long long)written(self, flushed),
+			       (unsigned long long)listener_read(l),
+			       (unsigned long long)l->lost,
+			       (unsigned long long)l->torn);
+		EXPECT_EQ(written(self, flushed), listener_read(l) + l->lost)
+			TH_LOG("listener %d: records read + lost != written", i);
+		listener_check(_metadata, l, i, progs + flushed, links);
+		lossless += !l->lost;
+	}
+	EXPECT_EQ(0, errors);
+	EXPECT_LT(0, links) TH_LOG("the workers made no link");
+	/* the largest ring, drained every few ms, must keep up */
+	EXPECT_LT(0, lossless) TH_LOG("every listener lost records");
+}
+
+TEST_HARNESS_MAIN
