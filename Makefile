@@ -100,7 +100,7 @@ series-check: kernel
 	@$(MK)/series-check.sh
 
 clean:
-	rm -rf $(BUILD_DIR)/kernel $(BUILD_DIR)/perf $(BUILD_DIR)/tools \
+	rm -rf $(BUILD_DIR)/kernel $(BUILD_DIR)/debug $(BUILD_DIR)/perf $(BUILD_DIR)/tools \
 		$(BUILD_DIR)/kselftest $(BUILD_DIR)/vm $(BUILD_DIR)/results
 
 distclean:

@@ -24,6 +24,7 @@ debug)
 	# everything runs several times slower under KASAN and lockdep
 	name=check-debug timeout=${CHECK_TIMEOUT:-9000}
 	secs=${STRESS_SECS:-60}
+	[[ $secs =~ ^[1-9][0-9]*$ ]] || die "STRESS_SECS=$secs: want seconds"
 	guest_env="BPF_EVENT_STRESS_SECS=$secs BPERF_CHURN_SECS=$secs KSFT_TIMEOUT=1800" ;;
 *)	die "CHECK_KERNEL is applied or debug" ;;
 esac
@@ -96,7 +97,9 @@ fi
 
 # The debug kernel's leak scan, made once the tests are done.
 if [ "$kernel" = debug ]; then
-	if [ ! -f "$res/job/kmemleak" ]; then
+	if [ -f "$res/job/kmemleak-error" ]; then
+		result fail "kmemleak reports no leak" "$(cat "$res/job/kmemleak-error")"
+	elif [ ! -f "$res/job/kmemleak" ]; then
 		result fail "kmemleak reports no leak" "missing $res/job/kmemleak"
 	elif grep -q 'unreferenced object' "$res/job/kmemleak"; then
 		grep -E -m 10 'unreferenced object|^ +\[<' "$res/job/kmemleak" | sed 's/^/#   /' >>"$tap"
@@ -115,6 +118,17 @@ if [ -f "$res/job/dmesg" ]; then
 		result fail "guest kernel log free of splats" "see $res/job/dmesg"
 	else
 		result ok "guest kernel log free of splats"
+	fi
+	# The debug kernel reports some things once, and a long run may push
+	# them out of the log buffer: look at its console too.
+	klog="^\[ *[0-9]+\.[0-9]+\] .*($splat)"
+	if [ "$kernel" != debug ]; then
+		:
+	elif grep -Eq "$klog" "$res/console.log"; then
+		grep -E -m 5 "$klog" "$res/console.log" | sed 's/^/#   /' >>"$tap"
+		result fail "guest console free of splats" "see $res/console.log"
+	else
+		result ok "guest console free of splats"
 	fi
 else
 	result fail "guest kernel log free of splats" "missing $res/job/dmesg"

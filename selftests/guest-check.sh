@@ -1,8 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Runs inside the VM (selftests/check.sh boots it): the kselftests with the
-# kernel's run_kselftest.sh, then the perf tests named in perf-tests.txt.
-# Raw output goes to the console and to $JOB; check.sh judges it.
+# kernel's run_kselftest.sh, then the perf tests named in perf-tests.txt,
+# then the harness tests; on a kernel with kmemleak (make check-debug), a
+# leak scan at the end.  Raw output goes to the console and to $JOB;
+# check.sh judges it.
 
 # A hardware PMU is there if perf can count instructions.
 if perf stat -e instructions -x, -o /tmp/pmu-probe true 2>/dev/null &&
@@ -14,10 +16,14 @@ else
 fi
 
 # A debug kernel with kmemleak: forget what boot left, scan at the end.
+# An object is reported on the second scan that finds it unreferenced
+# (the first only notes its checksum), and "clear" forgets only what was
+# reported: scan twice, then clear.
 kmemleak=/sys/kernel/debug/kmemleak
 if [ -w "$kmemleak" ]; then
-	echo scan >"$kmemleak"
-	echo clear >"$kmemleak"
+	echo scan >"$kmemleak" && echo scan >"$kmemleak" &&
+		echo clear >"$kmemleak" ||
+		echo "kmemleak: cannot scan at the start" >"$JOB/kmemleak-error"
 fi
 
 echo "==> kselftests"
@@ -68,9 +74,11 @@ done
 if [ -w "$kmemleak" ]; then
 	echo "==> kmemleak scan"
 	# two scans: an object is reported once it was seen unreferenced twice
-	echo scan >"$kmemleak"
-	echo scan >"$kmemleak"
-	cat "$kmemleak" >"$JOB/kmemleak"
+	if echo scan >"$kmemleak" && echo scan >"$kmemleak"; then
+		cat "$kmemleak" >"$JOB/kmemleak"
+	else
+		echo "kmemleak: cannot scan at the end" >>"$JOB/kmemleak-error"
+	fi
 	echo "$(grep -c 'unreferenced object' "$JOB/kmemleak") suspected leaks"
 fi
 echo "==> tests done"

@@ -37,7 +37,7 @@ base)	bzimage=$KOBJ_BASE/arch/x86/boot/bzImage ;;
 debug)	bzimage=$BUILD_DIR/debug/kernel/arch/x86/boot/bzImage ;;
 *)	die "--kernel takes applied, base or debug" ;;
 esac
-[ -f "$bzimage" ] || die "$bzimage missing: run 'make build' first"
+[ -f "$bzimage" ] || die "$bzimage missing: run 'make build' (or 'make kernel-$kernel') first"
 [ -x "$TOBJ/vm/vm-poweroff" ] || die "VM helpers missing: run 'make build' first"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (make deps)"
 

@@ -25,6 +25,8 @@ tmp=$(bperf_dir)
 attr=$(bperf_attr_map)
 secs=${BPERF_CHURN_SECS:-20}
 seed=${BPERF_CHURN_SEED:-$$}
+[[ $secs =~ ^[1-9][0-9]*$ ]] || bperf_fail "BPERF_CHURN_SECS=$secs: want seconds"
+[[ $seed =~ ^[0-9]+$ ]] || bperf_fail "BPERF_CHURN_SEED=$seed: want a number"
 RANDOM=$seed
 echo "churn for $secs s, seed $seed"
 
@@ -41,28 +43,32 @@ objects_back() {
 	bperf_objects | cmp -s - "$tmp/objects.before"
 }
 
+bperf_target busy "$secs"
+busy=$(cat "$tmp/busy.pid")
 bperf_lock
 bperf_held long_a --bpf-counters --bpf-attr-map "$attr" -e cpu-clock -a
 bperf_held ref_a -e cpu-clock -a
-bperf_target busy "$secs"
-busy=$(cat "$tmp/busy.pid")
 # What the short -p and -t sessions count: a process that outlives them,
 # so that none of them races with its exit.
-perf test -w noploop $((secs + 60)) 9>&- &
+perf test -w noploop $((secs + 180)) 9>&- &
 churned=$!
 bperf_track $churned
-bperf_stat long_p -e task-clock -p "$busy" 9>&- &
+perf stat --bpf-counters --bpf-attr-map "$attr" -x, -o "$tmp/long_p.out" \
+	-e task-clock -p "$busy" 2>"$tmp/long_p.err" 9>&- &
 long_p=$!
-plain_stat ref_p -e task-clock -p "$busy" 9>&- &
+perf stat -x, -o "$tmp/ref_p.out" -e task-clock -p "$busy" 2>"$tmp/ref_p.err" 9>&- &
 ref_p=$!
 bperf_track "$long_p $ref_p"
 
 held_started() {
 	[ -s "$tmp/long_a.start" ] && [ -s "$tmp/ref_a.start" ]
 }
-bperf_until 60 held_started || bperf_fail "the -a sessions did not start: $(cat "$tmp"/long_a.err "$tmp"/ref_a.err)"
-bperf_wait_fd $long_p "bpf?link" || bperf_fail "the long -p session did not start: $(cat "$tmp/long_p.err")"
-bperf_wait_fd $ref_p perf_event || bperf_fail "the plain -p session did not start: $(cat "$tmp/ref_p.err")"
+bperf_until 60 held_started ||
+	bperf_fail "the -a sessions did not start: $(cat "$tmp"/long_a.err "$tmp"/ref_a.err)"
+bperf_wait_fd $long_p "bpf?link" ||
+	bperf_fail "the long -p session did not start: $(cat "$tmp/long_p.err")"
+bperf_wait_fd $ref_p perf_event ||
+	bperf_fail "the plain -p session did not start: $(cat "$tmp/ref_p.err")"
 bperf_go
 
 kinds=("-e cpu-clock -a" "-e cpu-clock -C 0" "-e task-clock -p $churned"
@@ -101,22 +107,36 @@ sleep_ms() {
 	sleep "$(awk -v ms="$((RANDOM % $1))" 'BEGIN { print ms / 1000 }')"
 }
 
-# kill9 N PID: SIGKILL session N, if it is still there.
+# kill9 N PID: SIGKILL session N and its workload, if it is still there.
 kill9() {
+	local kids st
+
+	kids=$(pgrep -P "$2")
 	kill -9 "$2" 2>/dev/null || return 1
 	wait "$2" 2>/dev/null	# no "Killed" line from bash
+	st=$?
+	# shellcheck disable=SC2086 # one pid a word
+	[ -z "$kids" ] || kill -9 $kids 2>/dev/null
+	[ $st = 137 ] || return 1	# it had ended already
 	end_of[$1]=killed
 }
 
+# gone PID: the process PID has ended.
+gone() {
+	! kill -0 "$1" 2>/dev/null
+}
+
 start=$SECONDS
-while [ $((SECONDS - start)) -lt "$secs" ] && kill -0 "$busy" 2>/dev/null; do
+# for secs seconds, and on until every kind has run once (60 s at most)
+while { [ $((SECONDS - start)) -lt "$secs" ] || [ "$started" -lt ${#kinds[@]} ]; } &&
+      [ $((SECONDS - start)) -lt $((secs + 60)) ]; do
 	reap
 	if [ ${#live[@]} -ge 4 ]; then
 		sleep 0.1
 		continue
 	fi
 	n=$started
-	k=$((RANDOM % ${#kinds[@]}))
+	k=$((started % ${#kinds[@]}))	# every kind in turn
 	args=${kinds[$k]}
 	# one in three ends by itself after 0.2 to 2 s of counting, one is
 	# killed at a random moment of its start, one while it counts
@@ -126,7 +146,7 @@ while [ $((SECONDS - start)) -lt "$secs" ] && kill -0 "$busy" 2>/dev/null; do
 		end="--timeout $ms" run=1
 	else
 		# printing every 100 ms shows when it counts
-		end="-I 100" run=60
+		end="-I 100" run=5
 	fi
 	# perf itself in the background (not in a subshell), so that $! is
 	# the session that SIGKILL stops
@@ -134,7 +154,8 @@ while [ $((SECONDS - start)) -lt "$secs" ] && kill -0 "$busy" 2>/dev/null; do
 	*workload)
 		# shellcheck disable=SC2086 # $args: options
 		perf stat --bpf-counters --bpf-attr-map "$attr" -x, -o "$tmp/c$n.out" \
-			${args% workload} -- perf test -w noploop $run 2>"$tmp/c$n.err" 9>&- & ;;
+			${args% workload} $end -- perf test -w noploop $run \
+			2>"$tmp/c$n.err" 9>&- & ;;
 	*)
 		# shellcheck disable=SC2086
 		perf stat --bpf-counters --bpf-attr-map "$attr" -x, -o "$tmp/c$n.out" \
@@ -161,11 +182,12 @@ elapsed=$((SECONDS - start))
 
 # The short sessions end within their timeout or their workload's second.
 for p in "${live[@]}"; do
-	bperf_until 60 eval "! kill -0 $p 2>/dev/null" ||
-		bperf_fail "session $p did not end"
+	bperf_until 60 gone "$p" || bperf_fail "session $p did not end"
 done
 kill "$churned"
-wait "$long_p" "$ref_p"
+# the long -p sessions end with busy, the -a ones when let go
+bperf_until 60 gone "$long_p" || bperf_fail "the long -p session did not end"
+bperf_until 60 gone "$ref_p" || bperf_fail "the plain -p session did not end"
 bperf_unlock
 wait
 
@@ -177,8 +199,10 @@ for k in "${!kinds[@]}"; do
 		[ "${kind_of[$i]}" = "$k" ] && n=$((n + 1))
 	done
 	echo "  $n x ${kinds[$k]}"
+	[ $n -gt 0 ] || missing=1
 done
-[ "$started" -ge 4 ] || bperf_fail "only $started sessions started"
+[ -z "${missing:-}" ] ||
+	bperf_fail "only $started sessions started: not one of every kind"
 
 # Each session that ended by itself printed a count of its event.
 bad=0

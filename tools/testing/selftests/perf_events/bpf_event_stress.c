@@ -37,10 +37,11 @@
 #include "bpf_link_kinds.h"
 
 #define NR_LISTENERS	8
-#define MAX_WORKERS	64
+#define MAX_WORKERS	16		/* fentry: 38 links per function */
 #define STRESS_SECS	10
 #define DRAIN_US	2000		/* how often listeners are looked at */
 #define ERR_LEN		256
+#define GONE_WAIT_MS	5000		/* for a cgroup or netns to go */
 
 /*
  * Data pages per CPU of each listener, and how often it is read during
@@ -81,6 +82,8 @@ struct worker_stat {
 	__u64 links;			/* links made */
 	__u64 cycles[NR_STEPS];		/* steps done */
 	__u64 errors;
+	__u64 gone;			/* links detached by their target going */
+	__u64 gone_late;		/* ... that were closed first */
 	bool skipped[NR_STEPS];		/* the kernel cannot make the kind */
 	char skip[ERR_LEN];		/* why, for the last skipped kind */
 	char err[ERR_LEN];		/* the first error */
@@ -88,7 +91,7 @@ struct worker_stat {
 
 /* Shared with the workers (MAP_SHARED). */
 struct storm {
-	volatile int stop;
+	int stop;			/* __atomic: set by the test */
 	int nr_workers;
 	struct worker_stat w[MAX_WORKERS];
 };
@@ -101,7 +104,8 @@ struct life {
 
 struct lives {
 	struct life *v;
-	__u32 nr;			/* ids 0 .. nr - 1 have room */
+	__u32 base;			/* the first id made during the test */
+	__u32 nr;			/* ids base .. base + nr - 1 have room */
 };
 
 /* One CPU's ring of a listener. */
@@ -125,6 +129,7 @@ struct listener {
 	__u64 other;			/* records of other types */
 	__u64 twice;			/* an id begun or ended twice */
 	__u64 backwards;		/* an id ended before it began */
+	__u64 foreign;			/* records of objects older than the test */
 	char torn_why[ERR_LEN];
 	struct lives progs, links;
 };
@@ -134,11 +139,11 @@ FIXTURE(storm) {
 	pid_t pid[MAX_WORKERS];
 	int nr_cpus;			/* possible CPUs */
 	struct listener l[NR_LISTENERS];
-	int flush_fd[MAX_WORKERS];
 };
 
 static struct life *life_of(struct lives *ls, __u32 id)
 {
+	id -= ls->base;
 	if (id >= ls->nr) {
 		__u32 nr = id + 4096 > 2 * ls->nr ? id + 4096 : 2 * ls->nr;
 		struct life *v = realloc(ls->v, nr * sizeof(*v));
@@ -291,22 +296,29 @@ static void account(struct listener *l, struct ring *r, const char *buf,
 		torn(l, "BPF_EVENT of type %u and %u bytes", type, size);
 		return;
 	}
-	l->read[type]++;
 	if (type == PERF_BPF_EVENT_PROG_LOAD ||
 	    type == PERF_BPF_EVENT_PROG_UNLOAD) {
-		if (!id)
+		if (!id) {
 			torn(l, "BPF_EVENT of type %u for program id 0", type);
-		else
+		} else if (id < l->progs.base) {
+			l->foreign++;	/* freed late, from before the test */
+		} else {
+			l->read[type]++;
 			life_note(l, &l->progs, id,
 				  type == PERF_BPF_EVENT_PROG_LOAD, sid.time);
+		}
 		return;
 	}
 	memcpy(&link_id, body + 16, sizeof(link_id));
-	if (!link_id)
+	if (!link_id) {
 		torn(l, "BPF_EVENT of type %u for link id 0", type);
-	else
+	} else if (link_id < l->links.base) {
+		l->foreign++;
+	} else {
+		l->read[type]++;
 		life_note(l, &l->links, link_id,
 			  type == PERF_BPF_EVENT_LINK_ATTACH, sid.time);
+	}
 }
 
 /* Read all that ring r holds into listener l. */
@@ -335,26 +347,26 @@ static void ring_drain(struct listener *l, struct ring *r)
 	__atomic_store_n(&r->page->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-static void drain_all(FIXTURE_DATA(storm) *self)
+static void drain_all(struct listener *ls, int nr_cpus)
 {
 	for (int i = 0; i < NR_LISTENERS; i++)
-		for (int c = 0; c < self->nr_cpus; c++)
-			if (self->l[i].ring[c].fd >= 0)
-				ring_drain(&self->l[i], &self->l[i].ring[c]);
+		for (int c = 0; c < nr_cpus; c++)
+			if (ls[i].ring[c].fd >= 0)
+				ring_drain(&ls[i], &ls[i].ring[c]);
 }
 
 /* During the storm: read the listeners whose time has come. */
-static void drain_due(FIXTURE_DATA(storm) *self)
+static void drain_due(struct listener *ls, int nr_cpus)
 {
 	__u64 now = now_ms();
 
 	for (int i = 0; i < NR_LISTENERS; i++) {
-		struct listener *l = &self->l[i];
+		struct listener *l = &ls[i];
 
 		if (!l->every_ms || now < l->next_ms)
 			continue;
 		l->next_ms = now + l->every_ms;
-		for (int c = 0; c < self->nr_cpus; c++)
+		for (int c = 0; c < nr_cpus; c++)
 			if (l->ring[c].fd >= 0)
 				ring_drain(l, &l->ring[c]);
 	}
@@ -370,22 +382,23 @@ static __u64 listener_read(const struct listener *l)
 }
 
 /* Records the workers (and the flush) caused: each object comes and goes. */
-static __u64 written(FIXTURE_DATA(storm) *self, int flushed)
+static __u64 written(const struct storm *st, int flushed)
 {
 	__u64 n = 2 * flushed;
 
-	for (int w = 0; w < self->st->nr_workers; w++)
-		n += 2 * (self->st->w[w].progs + self->st->w[w].links);
+	for (int w = 0; w < st->nr_workers; w++)
+		n += 2 * (st->w[w].progs + st->w[w].links);
 	return n;
 }
 
-static bool all_accounted(FIXTURE_DATA(storm) *self, int flushed)
+static bool all_accounted(struct listener *ls, int nr_cpus,
+			  const struct storm *st, int flushed)
 {
-	__u64 want = written(self, flushed);
+	__u64 want = written(st, flushed);
 
-	drain_all(self);
+	drain_all(ls, nr_cpus);
 	for (int i = 0; i < NR_LISTENERS; i++)
-		if (listener_read(&self->l[i]) + self->l[i].lost != want)
+		if (listener_read(&ls[i]) + ls[i].lost != want)
 			return false;
 	return true;
 }
@@ -408,6 +421,26 @@ static void worker_error(struct worker_stat *ws, const struct storm_step *s,
 	if (!ws->errors++)
 		snprintf(ws->err, sizeof(ws->err), "%s: %.200s", s->kind->name,
 			 what);
+}
+
+/* Whether the link fd no longer has the cgroup, device or netns it had. */
+static bool link_detached(int fd)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_link_get_info_by_fd(fd, &info, &len))
+		return false;
+	switch (info.type) {
+	case BPF_LINK_TYPE_CGROUP:
+		return !info.cgroup.cgroup_id;
+	case BPF_LINK_TYPE_XDP:
+		return !info.xdp.ifindex;
+	case BPF_LINK_TYPE_NETNS:
+		return !info.netns.netns_ino;
+	default:
+		return false;
+	}
 }
 
 /* One lifecycle: load, link, undo the link the step's way, unload. */
@@ -435,8 +468,20 @@ static void step_run(struct worker_stat *ws, int i)
 			ws->links++;
 			if (s->by == BY_DETACH && bpf_link_detach(ctx.link_fd))
 				worker_error(ws, s, "BPF_LINK_DETACH failed");
-			if (s->by == BY_TARGET_GONE && k->remove_target(&ctx))
-				worker_error(ws, s, ctx.err);
+			if (s->by == BY_TARGET_GONE) {
+				if (k->remove_target(&ctx))
+					worker_error(ws, s, ctx.err);
+				/*
+				 * The kernel detaches the link from a work
+				 * item once the target is gone: give it the
+				 * time, so that the close does not do it.
+				 */
+				else if (wait_until(link_detached(ctx.link_fd),
+						    GONE_WAIT_MS))
+					ws->gone++;
+				else
+					ws->gone_late++;
+			}
 		}
 	}
 	close_fd(&ctx.link_fd);
@@ -464,7 +509,8 @@ worker(struct storm *st, int w, int cpu)
 	if (bind_cpu(cpu))
 		worker_error(ws, &steps[0], "sched_setaffinity failed");
 	/* until told to stop, or until the kernel can make no kind */
-	for (size_t i = w % NR_STEPS; !st->stop && skipped < NR_STEPS;
+	for (size_t i = w % NR_STEPS;
+	     !__atomic_load_n(&st->stop, __ATOMIC_RELAXED) && skipped < NR_STEPS;
 	     i = (i + 1) % NR_STEPS) {
 		if (ws->skipped[i])
 			continue;
@@ -489,24 +535,34 @@ static int ids_now(bool link, __u32 *ids, int max)
 	return errno == ENOENT ? n : -errno;
 }
 
-#define MAX_IDS	4096
+#define MAX_IDS	65536
 
-static bool ids_same(bool link, const __u32 *before, int nr_before)
+/* The first id above those of the programs (links) in the system now. */
+static int id_base(bool link, __u32 *base)
 {
-	static __u32 now[MAX_IDS];
-	int n = ids_now(link, now, MAX_IDS);
+	static __u32 ids[MAX_IDS];
+	int n = ids_now(link, ids, MAX_IDS);
 
-	return n == nr_before && !memcmp(now, before, n * sizeof(*now));
+	if (n < 0)
+		return n;
+	*base = n ? ids[n - 1] + 1 : 1;
+	return 0;
+}
+
+/* Whether no program (link) made since base is left. */
+static bool none_from(bool link, __u32 base)
+{
+	__u32 b;
+
+	return !id_base(link, &b) && b <= base;
 }
 
 FIXTURE_SETUP(storm)
 {
 	self->st = MAP_FAILED;
 	self->nr_cpus = sysconf(_SC_NPROCESSORS_CONF);
-	for (int w = 0; w < MAX_WORKERS; w++) {
+	for (int w = 0; w < MAX_WORKERS; w++)
 		self->pid[w] = 0;
-		self->flush_fd[w] = -1;
-	}
 	for (int i = 0; i < NR_LISTENERS; i++) {
 		struct listener *l = &self->l[i];
 
@@ -527,13 +583,18 @@ FIXTURE_SETUP(storm)
 FIXTURE_TEARDOWN(storm)
 {
 	if (self->st != MAP_FAILED)
-		self->st->stop = 1;
+		__atomic_store_n(&self->st->stop, 1, __ATOMIC_RELAXED);
 	for (int w = 0; w < MAX_WORKERS; w++) {
 		if (self->pid[w] > 0) {
+			char path[64];
+
 			kill(self->pid[w], SIGKILL);
 			waitpid(self->pid[w], NULL, 0);
+			/* the cgroup a killed worker may have left */
+			snprintf(path, sizeof(path),
+				 "/sys/fs/cgroup/kst_bpf_link_%d", self->pid[w]);
+			rmdir(path);
 		}
-		close_fd(&self->flush_fd[w]);
 	}
 	for (int i = 0; i < NR_LISTENERS; i++) {
 		for (int c = 0; self->l[i].ring && c < self->nr_cpus; c++)
@@ -590,7 +651,7 @@ static void listener_check(struct __test_metadata *_metadata,
 		       i, (unsigned long long)(seen_progs + seen_links - whole));
 }
 
-static const char *every(int ms)
+static const char *read_when(int ms)
 {
 	static char buf[32];
 
@@ -602,17 +663,22 @@ static const char *every(int ms)
 
 TEST_F_TIMEOUT(storm, lifecycle, 900)
 {
-	static __u32 progs_before[MAX_IDS], links_before[MAX_IDS];
 	const char *env = getenv("BPF_EVENT_STRESS_SECS");
-	int secs = env ? atoi(env) : STRESS_SECS;
 	__u64 progs = 0, links = 0, errors = 0, cycles[NR_STEPS] = {};
-	int nr_progs, nr_links, online[MAX_WORKERS], nr_online = 0;
+	__u64 gone = 0, gone_late = 0;
+	int online[MAX_WORKERS], nr_online = 0;
 	int flushed = 0, err, lossless = 0;
 	__u64 start, end, stop_ms;
 	struct storm *st = self->st;
+	__u32 prog_base, link_base;
+	struct prog_info warm;
+	char *rest = NULL;
 	cpu_set_t set;
+	long secs;
 
-	ASSERT_LT(0, secs) TH_LOG("BPF_EVENT_STRESS_SECS=%s", env);
+	secs = env ? strtol(env, &rest, 10) : STRESS_SECS;
+	ASSERT_TRUE(secs > 0 && secs <= 3600 && (!rest || !*rest))
+		TH_LOG("BPF_EVENT_STRESS_SECS=%s: want 1 to 3600 seconds", env);
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(set), &set));
 	for (int c = 0; c < CPU_SETSIZE && nr_online < MAX_WORKERS; c++)
 		if (CPU_ISSET(c, &set))
@@ -623,16 +689,10 @@ TEST_F_TIMEOUT(storm, lifecycle, 900)
 	 * to see what the kernel supports: have it do so now, before the
 	 * listeners, in this process, whose answers the workers inherit.
 	 */
-	err = load_prog(NULL);
+	err = load_prog(&warm);
 	SKIP_IF_NO_PRIV(err, "BPF_PROG_LOAD");
 	ASSERT_LE(0, err) TH_LOG("BPF_PROG_LOAD: %s", strerror(-err));
 	close(err);
-
-	nr_progs = ids_now(false, progs_before, MAX_IDS);
-	SKIP_IF_NO_PRIV(nr_progs, "BPF_PROG_GET_NEXT_ID");
-	ASSERT_LE(0, nr_progs) TH_LOG("program ids: %s", strerror(-nr_progs));
-	nr_links = ids_now(true, links_before, MAX_IDS);
-	ASSERT_LE(0, nr_links) TH_LOG("link ids: %s", strerror(-nr_links));
 
 	for (int i = 0; i < NR_LISTENERS; i++) {
 		for (int c = 0; c < self->nr_cpus; c++) {
@@ -649,6 +709,22 @@ TEST_F_TIMEOUT(storm, lifecycle, 900)
 		}
 	}
 
+	/*
+	 * Objects older than the listeners may still be on their way out
+	 * (a previous test's, freed after an RCU grace period): their
+	 * records are not ours.  Ours have ids from here on.
+	 */
+	err = id_base(false, &prog_base);
+	SKIP_IF_NO_PRIV(err, "BPF_PROG_GET_NEXT_ID");
+	ASSERT_EQ(0, err) TH_LOG("program ids: %s", strerror(-err));
+	ASSERT_EQ(0, id_base(true, &link_base));
+	if (prog_base <= warm.id)
+		prog_base = warm.id + 1;
+	for (int i = 0; i < NR_LISTENERS; i++) {
+		self->l[i].progs.base = prog_base;
+		self->l[i].links.base = link_base;
+	}
+
 	st->nr_workers = nr_online < 2 ? 2 : nr_online;
 	start = now_ms();
 	for (int w = 0; w < st->nr_workers; w++) {
@@ -659,10 +735,10 @@ TEST_F_TIMEOUT(storm, lifecycle, 900)
 	}
 	stop_ms = start + secs * 1000ull;
 	while (now_ms() < stop_ms) {
-		drain_due(self);
+		drain_due(self->l, self->nr_cpus);
 		usleep(DRAIN_US);
 	}
-	st->stop = 1;
+	__atomic_store_n(&st->stop, 1, __ATOMIC_RELAXED);
 	for (int w = 0; w < st->nr_workers; w++) {
 		int status = 0;
 
@@ -677,32 +753,33 @@ TEST_F_TIMEOUT(storm, lifecycle, 900)
 	}
 	end = now_ms();
 
-	/* Every program and link goes: the system is back as it was. */
-	EXPECT_TRUE(wait_until(ids_same(false, progs_before, nr_progs) &&
-			       ids_same(true, links_before, nr_links),
-			       WAIT_LONG_MS))
-		TH_LOG("the programs or links in the system are not those of before the storm");
+	/* Every program and link made goes: none is left. */
+	EXPECT_TRUE(wait_until(none_from(false, prog_base) &&
+			       none_from(true, link_base), WAIT_LONG_MS))
+		TH_LOG("programs or links made during the storm are still there");
 
 	/*
 	 * A ring reports what it dropped only with the next record it
-	 * writes: load a program on each CPU so that every ring writes one.
+	 * writes: load a program on each CPU with a ring, so that every
+	 * ring writes one.
 	 */
-	drain_all(self);
-	for (int w = 0; w < nr_online; w++) {
-		ASSERT_EQ(0, bind_cpu(online[w]));
-		self->flush_fd[w] = load_prog(NULL);
-		ASSERT_LE(0, self->flush_fd[w])
-			TH_LOG("load: %s", strerror(-self->flush_fd[w]));
+	drain_all(self->l, self->nr_cpus);
+	for (int c = 0; c < self->nr_cpus; c++) {
+		int fd;
+
+		if (self->l[0].ring[c].fd < 0)
+			continue;
+		ASSERT_EQ(0, bind_cpu(c))
+			TH_LOG("cannot run on CPU %d to flush its rings", c);
+		fd = load_prog(NULL);
+		ASSERT_LE(0, fd) TH_LOG("load: %s", strerror(-fd));
+		close(fd);
 		flushed++;
 	}
-	for (int w = 0; w < nr_online; w++)
-		close_fd(&self->flush_fd[w]);
-	CPU_ZERO(&set);
-	for (int w = 0; w < nr_online; w++)
-		CPU_SET(online[w], &set);
 	sched_setaffinity(0, sizeof(set), &set);
 
-	EXPECT_TRUE(wait_until(all_accounted(self, flushed), WAIT_LONG_MS));
+	EXPECT_TRUE(wait_until(all_accounted(self->l, self->nr_cpus, st,
+					     flushed), WAIT_LONG_MS));
 
 	for (int w = 0; w < st->nr_workers; w++) {
 		struct worker_stat *ws = &st->w[w];
@@ -710,6 +787,8 @@ TEST_F_TIMEOUT(storm, lifecycle, 900)
 		progs += ws->progs;
 		links += ws->links;
 		errors += ws->errors;
+		gone += ws->gone;
+		gone_late += ws->gone_late;
 		for (size_t i = 0; i < NR_STEPS; i++)
 			cycles[i] += ws->cycles[i];
 		if (ws->errors)
@@ -719,10 +798,12 @@ TEST_F_TIMEOUT(storm, lifecycle, 900)
 			ksft_print_msg("worker %d skipped %s\n", w, ws->skip);
 	}
 
-	ksft_print_msg("storm: %d workers, %.1f s: %llu programs, %llu links, %.0f lifecycles/s\n",
+	ksft_print_msg("storm: %d workers, %.1f s: %llu programs, %llu links (%.0f a second)\n",
 		       st->nr_workers, (end - start) / 1000.0,
 		       (unsigned long long)progs, (unsigned long long)links,
 		       (progs + links) * 1000.0 / (end - start));
+	ksft_print_msg("links detached by their target going: %llu, closed first: %llu\n",
+		       (unsigned long long)gone, (unsigned long long)gone_late);
 	for (size_t i = 0; i < NR_STEPS; i++)
 		ksft_print_msg("  %-10s %-19s %-12s %llu\n",
 			       steps[i].kind->name,
@@ -734,18 +815,23 @@ TEST_F_TIMEOUT(storm, lifecycle, 900)
 	for (int i = 0; i < NR_LISTENERS; i++) {
 		struct listener *l = &self->l[i];
 
-		ksft_print_msg("listener %d (%3d pages/CPU, read %s): written %llu, read %llu, lost %llu, torn %llu\n",
-			       i, l->pages, every(l->every_ms),
-			       (unsigned long long)written(self, flushed),
-			       (unsigned long long)listener_read(l),
-			       (unsigned long long)l->lost,
-			       (unsigned long long)l->torn);
-		EXPECT_EQ(written(self, flushed), listener_read(l) + l->lost)
+		ksft_print_msg("listener %d (%3d pages/CPU, read %s): ", i,
+			       l->pages, read_when(l->every_ms));
+		printf("written %llu, read %llu, lost %llu, torn %llu, older %llu\n",
+		       (unsigned long long)written(st, flushed),
+		       (unsigned long long)listener_read(l),
+		       (unsigned long long)l->lost,
+		       (unsigned long long)l->torn,
+		       (unsigned long long)l->foreign);
+		EXPECT_EQ(written(st, flushed), listener_read(l) + l->lost)
 			TH_LOG("listener %d: records read + lost != written", i);
 		listener_check(_metadata, l, i, progs + flushed, links);
 		lossless += !l->lost;
 	}
 	EXPECT_EQ(0, errors);
+	/* the ring read only at the end must have overflowed */
+	EXPECT_LT(0, self->l[0].lost)
+		TH_LOG("listener 0 lost nothing: the storm was too small");
 	EXPECT_LT(0, links) TH_LOG("the workers made no link");
 	/* the largest ring, drained every few ms, must keep up */
 	EXPECT_LT(0, lossless) TH_LOG("every listener lost records");
