@@ -155,11 +155,11 @@ static inline int ring_map(struct sb_listener *l, int pages)
 }
 
 /*
- * Open a side-band listener with a ring of pages data pages (a power of
- * two), for this task (cpu -1) or a whole CPU (pid -1).  0 or -errno.
+ * The event of a side-band listener, for this task (cpu -1) or a whole
+ * CPU (pid -1): its fd, or -errno.
  */
-static inline int sb_open_pages(struct sb_listener *l, bool bpf_event,
-				bool ksymbol, pid_t pid, int cpu, int pages)
+static inline int sb_event_open(bool bpf_event, bool ksymbol, pid_t pid,
+				int cpu)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
@@ -174,12 +174,24 @@ static inline int sb_open_pages(struct sb_listener *l, bool bpf_event,
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
 	};
+	int fd = sys_perf_event_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Open a side-band listener with a ring of pages data pages (a power of
+ * two), for this task (cpu -1) or a whole CPU (pid -1).  0 or -errno.
+ */
+static inline int sb_open_pages(struct sb_listener *l, bool bpf_event,
+				bool ksymbol, pid_t pid, int cpu, int pages)
+{
 	int err;
 
 	memset(l, 0, sizeof(*l));
-	l->fd = sys_perf_event_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	l->fd = sb_event_open(bpf_event, ksymbol, pid, cpu);
 	if (l->fd < 0)
-		return -errno;
+		return l->fd;
 	err = ring_map(l, pages);
 	if (err) {
 		close(l->fd);
@@ -204,17 +216,64 @@ static inline void sb_close(struct sb_listener *l)
 	l->page = NULL;
 }
 
-/* Copy len bytes at ring offset off, following the wrap-around. */
-static inline void ring_copy(struct sb_listener *l, __u64 off, void *dst,
-			     size_t len)
+/*
+ * Copy len bytes at offset off of a ring's data (size bytes, a power of
+ * two), following the wrap-around.
+ */
+static inline void sb_copy(const char *data, __u64 size, __u64 off, void *dst,
+			   size_t len)
 {
-	size_t pos = off & (l->data_size - 1);
-	size_t first = l->data_size - pos;
+	size_t pos = off & (size - 1);
+	size_t first = size - pos;
 
 	if (first > len)
 		first = len;
-	memcpy(dst, l->data + pos, first);
-	memcpy((char *)dst + first, l->data, len - first);
+	memcpy(dst, data + pos, first);
+	memcpy((char *)dst + first, data, len - first);
+}
+
+static inline void ring_copy(struct sb_listener *l, __u64 off, void *dst,
+			     size_t len)
+{
+	sb_copy(l->data, l->data_size, off, dst, len);
+}
+
+#define SB_RECORD_MAX	(sizeof(struct perf_event_header) + 4096)
+
+/*
+ * Hand every record the kernel has written to a ring (its control page,
+ * and size bytes of data) to fn, then give the space back.  The acquire
+ * load of data_head orders it before our reads of the records; the
+ * release store of data_tail orders those reads before the kernel may
+ * reuse the space.  false if a header was impossible: what follows it
+ * cannot be trusted and is skipped.
+ */
+static inline bool sb_read(struct perf_event_mmap_page *page, const char *data,
+			   __u64 size,
+			   void (*fn)(void *arg, const char *rec, __u16 len),
+			   void *arg)
+{
+	__u64 head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
+	__u64 tail = page->data_tail;
+	char buf[SB_RECORD_MAX];
+	bool ok = true;
+
+	while (tail < head) {
+		struct perf_event_header hdr;
+
+		sb_copy(data, size, tail, &hdr, sizeof(hdr));
+		if (hdr.size < sizeof(hdr) || hdr.size > sizeof(buf) ||
+		    hdr.size % 8 || hdr.size > head - tail) {
+			ok = false;
+			tail = head;
+			break;
+		}
+		sb_copy(data, size, tail, buf, hdr.size);
+		fn(arg, buf, hdr.size);
+		tail += hdr.size;
+	}
+	__atomic_store_n(&page->data_tail, tail, __ATOMIC_RELEASE);
+	return ok;
 }
 
 static inline void sb_parse(struct sb_listener *l, const char *buf,
@@ -263,32 +322,19 @@ static inline void sb_parse(struct sb_listener *l, const char *buf,
 	memcpy(&r->sid, buf + size - sizeof(r->sid), sizeof(r->sid));
 }
 
-/*
- * Consume everything the kernel has written.  The acquire load of
- * data_head orders it before our reads of the records; the release store
- * of data_tail orders those reads before the kernel may reuse the space.
- */
+static inline void sb_take(void *arg, const char *rec, __u16 len)
+{
+	struct sb_listener *l = arg;
+
+	sb_parse(l, rec, len);
+	l->consumed += len;
+}
+
+/* Consume everything the kernel has written. */
 static inline void sb_drain(struct sb_listener *l)
 {
-	__u64 head = __atomic_load_n(&l->page->data_head, __ATOMIC_ACQUIRE);
-	__u64 tail = l->page->data_tail;
-	char buf[sizeof(struct perf_event_header) + 4096];
-
-	while (tail < head) {
-		struct perf_event_header hdr;
-
-		ring_copy(l, tail, &hdr, sizeof(hdr));
-		if (hdr.size < sizeof(hdr) || hdr.size > sizeof(buf) ||
-		    hdr.size % 8) {
-			l->torn++;
-			break;
-		}
-		ring_copy(l, tail, buf, hdr.size);
-		sb_parse(l, buf, hdr.size);
-		tail += hdr.size;
-		l->consumed += hdr.size;
-	}
-	__atomic_store_n(&l->page->data_tail, tail, __ATOMIC_RELEASE);
+	if (!sb_read(l->page, l->data, l->data_size, sb_take, l))
+		l->torn++;
 }
 
 /* Index of the next record of this kind from index from on; -1 if none. */

@@ -157,26 +157,16 @@ static struct life *life_of(struct lives *ls, __u32 id)
 	return &ls->v[id];
 }
 
+/* A BPF_EVENT listener on CPU cpu, with pages data pages. */
 static int ring_open(struct ring *r, int cpu, int pages)
 {
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_DUMMY,
-		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			       PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER,
-		.sample_id_all = 1,
-		.bpf_event = 1,
-		.use_clockid = 1,
-		.clockid = CLOCK_MONOTONIC,
-	};
 	long page_size = sysconf(_SC_PAGESIZE);
 	void *p;
 
 	r->cpu = cpu;
-	r->fd = sys_perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	r->fd = sb_event_open(true, false, -1, cpu);
 	if (r->fd < 0)
-		return -errno;
+		return r->fd;
 	if (ioctl(r->fd, PERF_EVENT_IOC_ID, &r->id))
 		return -errno;
 	p = mmap(NULL, (pages + 1) * page_size, PROT_READ | PROT_WRITE,
@@ -197,15 +187,6 @@ static void ring_close(struct ring *r)
 		close(r->fd);
 	r->page = NULL;
 	r->fd = -1;
-}
-
-static void ring_copy_out(struct ring *r, __u64 off, void *dst, size_t len)
-{
-	size_t pos = off & (r->size - 1);
-	size_t first = r->size - pos < len ? r->size - pos : len;
-
-	memcpy(dst, r->data + pos, first);
-	memcpy((char *)dst + first, r->data, len - first);
 }
 
 static void __attribute__((format(printf, 2, 3)))
@@ -321,30 +302,26 @@ static void account(struct listener *l, struct ring *r, const char *buf,
 	}
 }
 
+struct ring_reader {
+	struct listener *l;
+	struct ring *r;
+};
+
+static void ring_take(void *arg, const char *rec, __u16 len)
+{
+	struct ring_reader *rr = arg;
+
+	account(rr->l, rr->r, rec, len);
+}
+
 /* Read all that ring r holds into listener l. */
 static void ring_drain(struct listener *l, struct ring *r)
 {
-	__u64 head = __atomic_load_n(&r->page->data_head, __ATOMIC_ACQUIRE);
-	__u64 tail = r->page->data_tail;
-	char buf[sizeof(struct perf_event_header) + 256];
+	struct ring_reader rr = { .l = l, .r = r };
 
-	while (tail < head) {
-		struct perf_event_header hdr;
-
-		ring_copy_out(r, tail, &hdr, sizeof(hdr));
-		if (hdr.size < sizeof(hdr) || hdr.size > sizeof(buf) ||
-		    hdr.size % 8 || hdr.size > head - tail) {
-			/* nothing after it can be trusted: skip the rest */
-			torn(l, "header of %u bytes on CPU %d", hdr.size,
-			     r->cpu);
-			tail = head;
-			break;
-		}
-		ring_copy_out(r, tail, buf, hdr.size);
-		account(l, r, buf, hdr.size);
-		tail += hdr.size;
-	}
-	__atomic_store_n(&r->page->data_tail, tail, __ATOMIC_RELEASE);
+	/* nothing after an impossible header can be trusted: it is skipped */
+	if (!sb_read(r->page, r->data, r->size, ring_take, &rr))
+		torn(l, "impossible record header on CPU %d", r->cpu);
 }
 
 static void drain_all(struct listener *ls, int nr_cpus)
@@ -403,18 +380,6 @@ static bool all_accounted(struct listener *ls, int nr_cpus,
 	return true;
 }
 
-static void ctx_init(struct link_ctx *ctx)
-{
-	memset(ctx, 0, sizeof(*ctx));
-	ctx->prog_fd = -1;
-	ctx->prog2_fd = -1;
-	ctx->link_fd = -1;
-	ctx->netns_fd = -1;
-	ctx->orig_netns_fd = -1;
-	for (size_t i = 0; i < ARRAY_SIZE(ctx->fd); i++)
-		ctx->fd[i] = -1;
-}
-
 static void worker_error(struct worker_stat *ws, const struct storm_step *s,
 			 const char *what)
 {
@@ -451,7 +416,7 @@ static void step_run(struct worker_stat *ws, int i)
 	struct link_ctx ctx;
 	int err;
 
-	ctx_init(&ctx);
+	link_ctx_init(&ctx);
 	err = k->setup(&ctx);
 	ws->progs += (ctx.prog_fd >= 0) + (ctx.prog2_fd >= 0);
 	if (err == KIND_SKIP) {

@@ -124,14 +124,7 @@ FIXTURE_SETUP(link)
 	struct link_ctx *ctx = &self->ctx;
 	int err;
 
-	memset(ctx, 0, sizeof(*ctx));
-	ctx->prog_fd = -1;
-	ctx->prog2_fd = -1;
-	ctx->link_fd = -1;
-	ctx->netns_fd = -1;
-	ctx->orig_netns_fd = -1;
-	for (int i = 0; i < ARRAY_SIZE(ctx->fd); i++)
-		ctx->fd[i] = -1;
+	link_ctx_init(ctx);
 	self->task.fd = -1;
 	self->ksym_only.fd = -1;
 

@@ -14,6 +14,10 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
 /* How the link is made. */
 enum link_via {
 	VIA_LINK_CREATE,	/* BPF_LINK_CREATE */
@@ -98,6 +102,19 @@ kind_skip(struct link_ctx *ctx, const char *fmt, ...)
 	vsnprintf(ctx->skip, sizeof(ctx->skip), fmt, ap);
 	va_end(ap);
 	return KIND_SKIP;
+}
+
+/* A context with no fd open yet. */
+static inline void link_ctx_init(struct link_ctx *ctx)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->prog_fd = -1;
+	ctx->prog2_fd = -1;
+	ctx->link_fd = -1;
+	ctx->netns_fd = -1;
+	ctx->orig_netns_fd = -1;
+	for (size_t i = 0; i < ARRAY_SIZE(ctx->fd); i++)
+		ctx->fd[i] = -1;
 }
 
 static inline void close_fd(int *fd)
