@@ -76,7 +76,7 @@ kinds=("-e cpu-clock -a" "-e cpu-clock -C 0" "-e task-clock -p $churned"
        "-e task-clock --no-inherit -p $churned" "-e task-clock workload")
 declare -A kind_of end_of
 live=()
-started=0 killed_starting=0 killed_counting=0 ended=0
+started=0 killed_starting=0 killed_counting=0 ended=0 missing=
 
 # reap: forget the sessions that are gone.
 reap() {
@@ -189,6 +189,9 @@ kill "$churned"
 bperf_until 60 gone "$long_p" || bperf_fail "the long -p session did not end"
 bperf_until 60 gone "$ref_p" || bperf_fail "the plain -p session did not end"
 bperf_unlock
+for p in $(jobs -p); do
+	bperf_until 60 gone "$p" || bperf_fail "process $p did not end"
+done
 wait
 
 echo "$started short sessions in $elapsed s; killed with SIGKILL:" \

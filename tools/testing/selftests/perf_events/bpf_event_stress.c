@@ -7,8 +7,10 @@
  * CPU, makes and undoes links of several kinds as fast as it can for
  * BPF_EVENT_STRESS_SECS seconds (10 by default): cgroup links detached,
  * closed or left by their removed cgroup, raw tracepoints, fentry linked
- * both ways, XDP on the loopback device of a fresh netns and sk_lookup
- * on a fresh netns, detached, closed or left by the netns going away.
+ * both ways, XDP on the loopback device of a fresh netns, detached,
+ * closed or left by the netns going away, and sk_lookup on a fresh netns
+ * closed as the netns goes (the two race).  A link left by its target is
+ * closed once the kernel shows it detached.
  * Every program it loads and every link it makes is counted: each writes
  * two PERF_RECORD_BPF_EVENT records, one when it comes and one when it
  * goes.
@@ -84,6 +86,7 @@ struct worker_stat {
 	__u64 errors;
 	__u64 gone;			/* links detached by their target going */
 	__u64 gone_late;		/* ... that were closed first */
+	__u64 raced;			/* netns links closed as their netns went */
 	bool skipped[NR_STEPS];		/* the kernel cannot make the kind */
 	char skip[ERR_LEN];		/* why, for the last skipped kind */
 	char err[ERR_LEN];		/* the first error */
@@ -368,14 +371,29 @@ static __u64 written(const struct storm *st, int flushed)
 	return n;
 }
 
+/*
+ * What listener l has accounted for: records read, lost, and those of
+ * objects older than the test.  Every listener is written the same
+ * records: the test's, and as many older ones as the largest listener,
+ * which loses nothing, saw.
+ */
+static __u64 accounted(const struct listener *l)
+{
+	return listener_read(l) + l->lost + l->foreign;
+}
+
+static __u64 expected(const struct listener *ls, const struct storm *st,
+		      int flushed)
+{
+	return written(st, flushed) + ls[NR_LISTENERS - 1].foreign;
+}
+
 static bool all_accounted(struct listener *ls, int nr_cpus,
 			  const struct storm *st, int flushed)
 {
-	__u64 want = written(st, flushed);
-
 	drain_all(ls, nr_cpus);
 	for (int i = 0; i < NR_LISTENERS; i++)
-		if (listener_read(&ls[i]) + ls[i].lost != want)
+		if (accounted(&ls[i]) != expected(ls, st, flushed))
 			return false;
 	return true;
 }
@@ -388,7 +406,11 @@ static void worker_error(struct worker_stat *ws, const struct storm_step *s,
 			 what);
 }
 
-/* Whether the link fd no longer has the cgroup, device or netns it had. */
+/*
+ * Whether the link fd no longer has the cgroup or device it had.  (A
+ * netns link says it has none as soon as the netns starts to go, before
+ * the kernel detaches it: its close and the netns teardown race.)
+ */
 static bool link_detached(int fd)
 {
 	struct bpf_link_info info = {};
@@ -401,8 +423,6 @@ static bool link_detached(int fd)
 		return !info.cgroup.cgroup_id;
 	case BPF_LINK_TYPE_XDP:
 		return !info.xdp.ifindex;
-	case BPF_LINK_TYPE_NETNS:
-		return !info.netns.netns_ino;
 	default:
 		return false;
 	}
@@ -436,6 +456,8 @@ static void step_run(struct worker_stat *ws, int i)
 			if (s->by == BY_TARGET_GONE) {
 				if (k->remove_target(&ctx))
 					worker_error(ws, s, ctx.err);
+				else if (k->link_type == BPF_LINK_TYPE_NETNS)
+					ws->raced++;
 				/*
 				 * The kernel detaches the link from a work
 				 * item once the target is gone: give it the
@@ -630,9 +652,9 @@ TEST_F_TIMEOUT(storm, lifecycle, 900)
 {
 	const char *env = getenv("BPF_EVENT_STRESS_SECS");
 	__u64 progs = 0, links = 0, errors = 0, cycles[NR_STEPS] = {};
-	__u64 gone = 0, gone_late = 0;
+	__u64 gone = 0, gone_late = 0, raced = 0;
 	int online[MAX_WORKERS], nr_online = 0;
-	int flushed = 0, err, lossless = 0;
+	int flushed = 0, err;
 	__u64 start, end, stop_ms;
 	struct storm *st = self->st;
 	__u32 prog_base, link_base;
@@ -642,8 +664,8 @@ TEST_F_TIMEOUT(storm, lifecycle, 900)
 	long secs;
 
 	secs = env ? strtol(env, &rest, 10) : STRESS_SECS;
-	ASSERT_TRUE(secs > 0 && secs <= 3600 && (!rest || !*rest))
-		TH_LOG("BPF_EVENT_STRESS_SECS=%s: want 1 to 3600 seconds", env);
+	ASSERT_TRUE(secs > 0 && secs <= 600 && (!rest || !*rest))
+		TH_LOG("BPF_EVENT_STRESS_SECS=%s: want 1 to 600 seconds", env);
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(set), &set));
 	for (int c = 0; c < CPU_SETSIZE && nr_online < MAX_WORKERS; c++)
 		if (CPU_ISSET(c, &set))
@@ -673,6 +695,11 @@ TEST_F_TIMEOUT(storm, lifecycle, 900)
 				       c, self->l[i].pages, strerror(-err));
 		}
 	}
+
+	/* Every CPU's rings are flushed at the end, from that CPU. */
+	for (int c = 0; c < self->nr_cpus; c++)
+		if (self->l[0].ring[c].fd >= 0 && !CPU_ISSET(c, &set))
+			SKIP(return, "CPU %d is online but not ours to run on", c);
 
 	/*
 	 * Objects older than the listeners may still be on their way out
@@ -754,6 +781,7 @@ TEST_F_TIMEOUT(storm, lifecycle, 900)
 		errors += ws->errors;
 		gone += ws->gone;
 		gone_late += ws->gone_late;
+		raced += ws->raced;
 		for (size_t i = 0; i < NR_STEPS; i++)
 			cycles[i] += ws->cycles[i];
 		if (ws->errors)
@@ -767,8 +795,10 @@ TEST_F_TIMEOUT(storm, lifecycle, 900)
 		       st->nr_workers, (end - start) / 1000.0,
 		       (unsigned long long)progs, (unsigned long long)links,
 		       (progs + links) * 1000.0 / (end - start));
-	ksft_print_msg("links detached by their target going: %llu, closed first: %llu\n",
-		       (unsigned long long)gone, (unsigned long long)gone_late);
+	ksft_print_msg("links detached by their target going: %llu, ",
+		       (unsigned long long)gone);
+	printf("closed first: %llu, netns links racing: %llu\n",
+	       (unsigned long long)gone_late, (unsigned long long)raced);
 	for (size_t i = 0; i < NR_STEPS; i++)
 		ksft_print_msg("  %-10s %-19s %-12s %llu\n",
 			       steps[i].kind->name,
@@ -788,18 +818,19 @@ TEST_F_TIMEOUT(storm, lifecycle, 900)
 		       (unsigned long long)l->lost,
 		       (unsigned long long)l->torn,
 		       (unsigned long long)l->foreign);
-		EXPECT_EQ(written(st, flushed), listener_read(l) + l->lost)
+		EXPECT_EQ(expected(self->l, st, flushed), accounted(l))
 			TH_LOG("listener %d: records read + lost != written", i);
 		listener_check(_metadata, l, i, progs + flushed, links);
-		lossless += !l->lost;
 	}
 	EXPECT_EQ(0, errors);
 	/* the ring read only at the end must have overflowed */
-	EXPECT_LT(0, self->l[0].lost)
-		TH_LOG("listener 0 lost nothing: the storm was too small");
+	if (secs >= 5)
+		EXPECT_LT(0, self->l[0].lost)
+			TH_LOG("listener 0 lost nothing: the storm was too small");
+	/* the largest ring, read every few ms, must keep up */
+	EXPECT_EQ(0, self->l[NR_LISTENERS - 1].lost)
+		TH_LOG("the largest listener lost records");
 	EXPECT_LT(0, links) TH_LOG("the workers made no link");
-	/* the largest ring, drained every few ms, must keep up */
-	EXPECT_LT(0, lossless) TH_LOG("every listener lost records");
 }
 
 TEST_HARNESS_MAIN
