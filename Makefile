@@ -14,13 +14,14 @@ MK := $(CURDIR)/mk
 VM := $(CURDIR)/selftests/run-vm.sh
 
 .DEFAULT_GOAL := help
-.PHONY: help deps base apply kernel kernel-base kernel-debug perf perf-base tools build \
-	run check check-debug vm perf-test-compare bench-links bench-bperf bench-perf-bpf bench-bpf-top refresh series series-check clean distclean
+.PHONY: help deps base apply kernel kernel-base kernel-debug kernel-bpf kernel-bpf-base \
+	bpf-selftests perf perf-base tools build run check check-debug check-bpf vm perf-test-compare bench-links bench-bperf bench-perf-bpf bench-bpf-top refresh series series-check clean distclean
 
 help:
 	@echo 'make run        build everything and show it working in the VM'
 	@echo 'make check      build everything and run the tests in the VM'
 	@echo 'make check-debug  the same tests on a KASAN/lockdep/kmemleak kernel, stress 60 s'
+	@echo 'make check-bpf  the BPF selftests (test_progs) on the base kernel and ours'
 	@echo 'make vm CMD=..  run one command as root in the VM (no CMD: a shell)'
 	@echo 'make perf-test-compare  upstream perf tests: perf-base vs our perf, no regression'
 	@echo 'make build      deps, base, apply, kernel, perf, perf-base, tools'
@@ -34,7 +35,7 @@ help:
 	@echo 'make series     the series as mail in SERIES_DIR (SERIES_VERSION=N for vN)'
 	@echo 'make series-check  checkpatch, git am, per-patch builds, uapi copy, man pages'
 	@echo 'variables: BUILD_DIR=$(BUILD_DIR) KSRC=<6.12 tree> JOBS=$(JOBS)'
-	@echo '           VM_ACCEL=auto|tcg|kvm VM_CPUS=2 VM_MEM=4G VM_KERNEL=applied|base|debug'
+	@echo '           VM_ACCEL=auto|tcg|kvm VM_CPUS=2 VM_MEM=4G VM_KERNEL=applied|base|debug|bpf|bpf-base'
 
 deps:
 	@$(MK)/deps.sh
@@ -48,6 +49,12 @@ kernel-base: base
 	@$(MK)/kernel.sh base
 kernel-debug: apply
 	@$(MK)/kernel.sh debug
+kernel-bpf: apply
+	@$(MK)/kernel.sh bpf
+kernel-bpf-base: base
+	@$(MK)/kernel.sh bpf-base
+bpf-selftests: kernel-bpf kernel-bpf-base
+	@$(MK)/bpf-selftests.sh
 perf: apply
 	@$(MK)/perf.sh applied
 perf-base: base
@@ -73,6 +80,11 @@ check: $(VM_DEPS)
 # tests run for STRESS_SECS (60) seconds, kmemleak scanned at the end.
 check-debug: $(VM_DEPS) $(if $(NOBUILD),,kernel-debug)
 	@CHECK_KERNEL=debug $(TOP)/selftests/check.sh
+
+# The BPF selftests' test_progs, link and attach tests, on the base kernel
+# and on ours (one configuration for both): no regression.
+check-bpf: $(VM_DEPS) $(if $(NOBUILD),,bpf-selftests)
+	@$(TOP)/selftests/check-bpf.sh
 
 vm: $(VM_DEPS)
 	@$(VM) --kernel $(VM_KERNEL) $(if $(CMD),-- '$(subst ','\'',$(value CMD))')
@@ -101,7 +113,8 @@ series-check: kernel
 
 clean:
 	rm -rf $(BUILD_DIR)/kernel $(BUILD_DIR)/debug $(BUILD_DIR)/perf $(BUILD_DIR)/tools \
-		$(BUILD_DIR)/kselftest $(BUILD_DIR)/vm $(BUILD_DIR)/results
+		$(BUILD_DIR)/kselftest $(BUILD_DIR)/vm $(BUILD_DIR)/results \
+		$(BUILD_DIR)/bpf-kernel $(BUILD_DIR)/pristine/bpf-kernel $(BUILD_DIR)/bpf-selftests
 
 distclean:
 	rm -rf $(BUILD_DIR)

@@ -1,11 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Configure and build a kernel (bzImage, no modules) for the test VM.
-#   mk/kernel.sh [applied|base|debug]
+#   mk/kernel.sh [applied|base|debug|bpf|bpf-base]
 # "applied" (default) builds $BUILD_DIR/src into $BUILD_DIR/kernel, "base"
 # builds the pristine tree into $BUILD_DIR/pristine/kernel, and "debug"
 # builds $BUILD_DIR/src with selftests/config.debug on top (KASAN,
-# lockdep, kmemleak...) into $BUILD_DIR/debug/kernel.  All share ccache.
+# lockdep, kmemleak...) into $BUILD_DIR/debug/kernel.  "bpf" and
+# "bpf-base" build the applied and the pristine tree, into bpf-kernel/
+# beside their src/, with one configuration for both: the BPF selftests'
+# own fragment (from the pristine tree) merged with ours, then
+# selftests/config.bpf; they build the modules too, so that test_progs'
+# bpf_testmod can be built against them.  All share ccache.
 . "$(dirname "$0")/common.sh"
 
 which=${1:-applied}
@@ -14,6 +19,13 @@ case $which in
 debug)
 	tree=$SRC obj=$BUILD_DIR/debug/kernel
 	frags="$frags $TOP/selftests/config.debug"
+	;;
+bpf|bpf-base)
+	if [ "$which" = bpf ]; then root=$(build_root applied); else root=$(build_root base); fi
+	tree=$root/src obj=$root/bpf-kernel
+	frags="$TOP/selftests/config.vm $BASE_TREE/tools/testing/selftests/bpf/config"
+	frags="$frags $TOP/selftests/config $TOP/selftests/config.bpf"
+	targets="bzImage modules"
 	;;
 *)
 	root=$(build_root "$which")
@@ -26,13 +38,25 @@ kmake() {
 	make -s -C "$tree" O="$obj" CC="ccache gcc" HOSTCC="ccache gcc" "$@"
 }
 
-# check_config: every option a fragment names has the value it asks for.
+# check_config: every option a fragment names has the value it asks for;
+# when fragments disagree, the last one's value is the one checked.
 check_config() {
 	local bad=0 line sym val got
+	declare -A want=()
+	local order=()
+
+	# shellcheck disable=SC2086
 	while IFS= read -r line; do
-		case $line in CONFIG_*=*) ;; *) continue ;; esac
-		sym=${line%%=*}
-		val=${line#*=}
+		case $line in
+		CONFIG_*=*) sym=${line%%=*} val=${line#*=} ;;
+		"# CONFIG_"*" is not set") sym=${line#\# } sym=${sym%% *} val=n ;;
+		*) continue ;;
+		esac
+		[ -n "${want[$sym]+set}" ] || order+=("$sym")
+		want[$sym]=$val
+	done < <(cat $frags)
+	for sym in "${order[@]}"; do
+		val=${want[$sym]}
 		got=$(grep -E "^$sym=|^# $sym is not set" "$obj/.config" || true)
 		if [ "$val" = n ]; then
 			case $got in "$sym="[ym]) bad=1; echo "  $sym: wanted n, got ${got#*=}" ;; esac
@@ -40,7 +64,7 @@ check_config() {
 			bad=1
 			echo "  $sym: wanted $val, got ${got:-nothing}"
 		fi
-	done < <(cat $frags)
+	done
 	[ $bad = 0 ] || die "olddefconfig dropped options the tests need (above)"
 }
 
@@ -60,6 +84,7 @@ else
 fi
 
 phase "building the $which kernel ($(kmake kernelrelease)), log in $obj/build.log"
-quiet_run "$obj/build.log" kmake -j"$JOBS" bzImage
+# shellcheck disable=SC2086
+quiet_run "$obj/build.log" kmake -j"$JOBS" ${targets:-bzImage}
 ls -l "$obj/arch/x86/boot/bzImage" | awk '{printf "    bzImage %s bytes\n", $5}'
 phase_done

@@ -3,7 +3,8 @@
 # Boot the built kernel in QEMU and run one command in it as root.
 #
 #   selftests/run-vm.sh [options] [--] [COMMAND...]
-#     --kernel applied|base|debug  which kernel to boot (default applied)
+#     --kernel applied|base|debug|bpf|bpf-base
+#                            which kernel to boot (default applied)
 #     --timeout SECONDS      watchdog: kill the VM after this long (default 1800)
 #     --log FILE             also write the console to FILE
 #     --job DIR              job directory to use (default: a new one)
@@ -35,7 +36,9 @@ case $kernel in
 applied) bzimage=$KOBJ/arch/x86/boot/bzImage ;;
 base)	bzimage=$KOBJ_BASE/arch/x86/boot/bzImage ;;
 debug)	bzimage=$BUILD_DIR/debug/kernel/arch/x86/boot/bzImage ;;
-*)	die "--kernel takes applied, base or debug" ;;
+bpf)	bzimage=$BUILD_DIR/bpf-kernel/arch/x86/boot/bzImage ;;
+bpf-base) bzimage=$BUILD_DIR/pristine/bpf-kernel/arch/x86/boot/bzImage ;;
+*)	die "--kernel takes applied, base, debug, bpf or bpf-base" ;;
 esac
 [ -f "$bzimage" ] || die "$bzimage missing: run 'make build' (or 'make kernel-$kernel') first"
 [ -x "$TOBJ/vm/vm-poweroff" ] || die "VM helpers missing: run 'make build' first"

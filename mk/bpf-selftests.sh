@@ -1,0 +1,52 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build the BPF subsystem's own test runner for 'make check-bpf': test_progs
+# of the pristine tree's tools/testing/selftests/bpf, against the pristine
+# kernel built by 'mk/kernel.sh bpf-base' (its vmlinux BTF gives vmlinux.h),
+# into $BUILD_DIR/bpf-selftests.  The programs it loads are CO-RE, so the
+# same binary runs on both kernels; the test modules (bpf_testmod.ko and
+# the few others) are not, and are built once per kernel into testmod-base/
+# and testmod-applied/.
+. "$(dirname "$0")/common.sh"
+
+out=$BUILD_DIR/bpf-selftests
+src=$BASE_TREE/tools/testing/selftests/bpf
+kobj_base=$(build_root base)/bpf-kernel
+kobj=$(build_root applied)/bpf-kernel
+for k in "$kobj_base" "$kobj"; do
+	[ -f "$k/vmlinux" ] && [ -f "$k/Module.symvers" ] ||
+		die "$k is not built: run 'make kernel-bpf kernel-bpf-base'"
+done
+mkdir -p "$out"
+use_ccache
+
+# The selftests call clang, llc, llvm-strip and ld.lld by their plain
+# names: take them all from the LLVM that $CLANG belongs to.
+llvm_bin=$(dirname "$(readlink -f "$(command -v "$CLANG")")")
+[ -x "$llvm_bin/ld.lld" ] || die "$llvm_bin/ld.lld missing (lld for $CLANG)"
+export PATH=$llvm_bin:$PATH
+
+phase "building test_progs from $src, log in $out/build.log"
+quiet_run "$out/build.log" make -C "$src" -j"$JOBS" OUTPUT="$out/" \
+	VMLINUX_BTF="$kobj_base/vmlinux" KDIR="$kobj_base" \
+	CC="ccache gcc" HOSTCC="ccache gcc" "$out/test_progs"
+phase_done
+
+# The test modules build in the source tree, through the kernel's own
+# module build: once for each kernel, each set kept beside test_progs.
+modules="bpf_testmod bpf_test_no_cfi bpf_test_modorder_x bpf_test_modorder_y"
+testmods() {
+	local which=$1 kdir=$2 m
+
+	mkdir -p "$out/testmod-$which"
+	for m in $modules; do
+		rm -f "$src/$m/$m.ko"
+		quiet_run "$out/testmod-$which/$m.log" make -C "$src/$m" \
+			KDIR="$kdir" CC="ccache gcc" HOSTCC="ccache gcc"
+		cp "$src/$m/$m.ko" "$out/testmod-$which/"
+	done
+}
+phase "building the test modules for the base and the patched kernel"
+testmods base "$kobj_base"
+testmods applied "$kobj"
+phase_done
