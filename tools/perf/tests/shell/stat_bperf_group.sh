@@ -5,10 +5,12 @@
 # The events of a group are opened as a perf group and read in the same
 # run of the BPF program: cpu-clock and task-clock of one group, counted
 # on the same CPUs over the same time, must agree with each other almost
-# exactly.  A session is judged by its CPUs utilized (its count over its
-# own elapsed time), which must be what perf stat reports for the same
-# group: sessions that run one after the other, or start at different
-# times, take different times to start up in a TCG VM.
+# exactly.  A CPU-wide session is judged by its CPUs utilized (its count
+# over its own elapsed time), which must be what perf stat reports for
+# the same group, and a workload's session by what its workload says it
+# ran: sessions that run one after the other, or start at different
+# times, take different times to start up in a TCG VM, and a busy host
+# gives a spinning task more of a CPU in one than in the other.
 
 set -u
 # shellcheck source=lib/bperf.sh
@@ -18,7 +20,23 @@ bperf_require bpftool
 tmp=$(bperf_dir)
 attr=$(bperf_attr_map)
 ncpus=$(getconf _NPROCESSORS_ONLN)
-spin="timeout 1 sh -c 'while :; do :; done'"
+hz=$(getconf CLK_TCK)
+
+# The workload: one process spinning for 1 s of wall time, which writes
+# to the file $1 the msec of CPU it had run when it began and when it
+# ended (utime + stime from /proc, in clock ticks of 1000 / $2 msec).
+cat >"$tmp/spin.sh" <<'SPIN'
+cputime() {
+	local st
+
+	read -ra st </proc/$BASHPID/stat
+	echo $(((st[13] + st[14]) * 1000 / $2)) >>"$1"
+}
+cputime "$@"
+end=$((${EPOCHREALTIME//[!0-9]/} + 1000000))
+while ((${EPOCHREALTIME//[!0-9]/} < end)); do :; done
+cputime "$@"
+SPIN
 
 # group_check NAME OUT: the members of OUT's group agree within 1%.
 group_check() {
@@ -33,11 +51,25 @@ group_check "-a" grp
 bperf_check_util "perf stat group -a" "$ncpus" grp_ref cpu-clock 10
 bperf_check_util "bperf group -a" "$ncpus" grp cpu-clock 10
 
-# A workload spinning for 1 s of wall time.
-bperf_stat grp -e '{cpu-clock,task-clock}' -- sh -c "$spin"
-plain_stat grp_ref -e '{cpu-clock,task-clock}' -- sh -c "$spin"
-group_check "workload" grp
-bperf_check_util "bperf group vs perf stat, workload" grp_ref grp cpu-clock 10
+# The workload, counted by perf stat and by bperf: each counts at least
+# what the workload ran from its first line to its last, and at most all
+# it ran since perf forked it, perf's code before the exec included.
+for s in grp_ref grp; do
+	rm -f "$tmp/$s.cpu"
+	if [ $s = grp ]; then
+		bperf_stat $s -e '{cpu-clock,task-clock}' -- bash "$tmp/spin.sh" "$tmp/$s.cpu" "$hz"
+	else
+		plain_stat $s -e '{cpu-clock,task-clock}' -- bash "$tmp/spin.sh" "$tmp/$s.cpu" "$hz"
+	fi
+	group_check "workload ($s)" $s
+	{ read -r began; read -r ended; } <"$tmp/$s.cpu" ||
+		bperf_fail "$s: the workload did not run: $(cat "$tmp/$s.err")"
+	n=$(bperf_get $s cpu-clock)
+	echo "$s, workload: $n msec of cpu-clock, it ran $ended msec, $((ended - began)) in the loop"
+	awk -v n="$n" -v p="$ended" -v q=$((ended - began)) -v t=$((2000 / hz)) \
+		'BEGIN { exit !(n >= q * 0.95 - t && n <= p * 1.05 + t) }' ||
+		bperf_fail "$s: the workload's cpu-clock, $n msec, is not what it ran"
+done
 
 # A group and a lone event of the same kind are different slots, and
 # can be counted at the same time: both count until the lock is let go,
