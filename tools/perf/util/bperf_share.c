@@ -575,6 +575,33 @@ static void bperf_close_progs(void)
 		bperf_close_fd(&bperf.prog_fd[i]);
 }
 
+static int bperf_open_pinned(struct bpf_map *map, struct btf *btf, int *fd);
+
+/*
+ * libbpf reuses the maps pinned in the directory (a session that died
+ * setting up may have left some) and says no more than "parameter
+ * mismatch" of one of another layout: check those first, naming what
+ * differs, and leave them alone.
+ */
+static int bperf_check_pinned(struct bperf_bpf *skel)
+{
+	struct btf *btf = bpf_object__btf(skel->obj);
+	struct bpf_map *map;
+	const char *path;
+	int fd, err;
+
+	bpf_object__for_each_map(map, skel->obj) {
+		path = bpf_map__pin_path(map);
+		if (!path || access(path, F_OK))
+			continue;
+		err = bperf_open_pinned(map, btf, &fd);
+		bperf_close_fd(&fd);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /*
  * Load the programs on the maps pinned in the directory (or pin new
  * ones) and record their ids in the control map.  Nothing is attached
@@ -603,6 +630,9 @@ static int bperf_load_programs(void)
 	skel->rodata->bperf_nr_ids = bperf.cpus.nr_ids;
 	bpf_map__set_max_entries(skel->maps.bperf_events,
 				 BPERF_MAX_SLOTS * bperf.cpus.nr_ids);
+	err = bperf_check_pinned(skel);
+	if (err)
+		goto out;
 	err = bperf_bpf__load(skel);
 	if (err) {
 		if (err == -EPERM)

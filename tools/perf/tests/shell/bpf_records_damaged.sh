@@ -103,8 +103,9 @@ run() {
 }
 
 good_load='type 1, flags 0, id 41$'
-good_attach='type 3, flags 0, id 41, link_attach, link_id 7, link_type cgroup, attach_type cgroup_inet_egress$'
-good_detach='type 4, flags 0, id 41, link_detach, link_id 7, link_type cgroup, attach_type cgroup_inet_egress$'
+good_link='link_id 7, link_type cgroup, attach_type cgroup_inet_egress$'
+good_attach="type 3, flags 0, id 41, link_attach, $good_link"
+good_detach="type 4, flags 0, id 41, link_detach, $good_link"
 good_unload='type 2, flags 0, id 41$'
 
 # count FILE PATTERN: lines of perf script output (task 42, CPU 0, time
@@ -120,7 +121,8 @@ expect_good() {
 	for pat in "$good_load" "$good_attach" "$good_detach" "$good_unload"; do
 		n=$(count "$tmp/$1.out" "$pat")
 		[ "$n" = "$2" ] ||
-			pbt_fail "$1: $n records '$pat', want $2:" "$(cat "$tmp/$1.out" "$tmp/$1.err")"
+			pbt_fail "$1: $n records '$pat', want $2:" \
+				"$(cat "$tmp/$1.out" "$tmp/$1.err")"
 	done
 }
 
@@ -137,6 +139,62 @@ expect_lines() {
 expect_err() {
 	grep -q -- "$2" "$tmp/$1.err" ||
 		pbt_fail "$1: no '$2' in: $(cat "$tmp/$1.err")"
+}
+
+# check T C FORMAT RC: what perf script printed of file T, case C.
+check() {
+	local t=$1 c=$2 fmt=$3 rc=$4 pat
+
+	case $c in
+	good)
+		expect_good "$t" 2
+		expect_lines "$t" 8 ;;
+	header_only | no_tag | prog_no_sample_id | link_no_fields | link_no_sample_id)
+		expect_good "$t" 2
+		expect_lines "$t" 8
+		expect_err "$t" "skipping a BPF_EVENT record of .* its fields take" ;;
+	odd_size)
+		expect_good "$t" 2
+		expect_lines "$t" 8
+		expect_err "$t" "skipping a BPF_EVENT record of .* not a multiple of 8" ;;
+	unknown_types)
+		expect_good "$t" 2
+		expect_lines "$t" 10
+		[ "$(count "$tmp/$t.out" 'type 200, flags 0, id 41, unknown type$')" = 1 ] &&
+		[ "$(count "$tmp/$t.out" 'type 65535, flags 0, id 41, unknown type$')" = 1 ] ||
+			pbt_fail "$t: unknown types not printed as such: $(cat "$tmp/$t.out")" ;;
+	bad_link_fields)
+		expect_good "$t" 2
+		expect_lines "$t" 11
+		for pat in 'link_attach, link_id 0, link_type 65535, attach_type 65534$' \
+		   'link_detach, link_id 7, link_type raw_tracepoint, attach_type trace_raw_tp$' \
+		   'link_attach, link_id 7, link_type xdp, attach_type xdp$'; do
+			[ "$(grep -c -- "$pat" "$tmp/$t.out")" = 1 ] ||
+				pbt_fail "$t: no '$pat' in: $(cat "$tmp/$t.out")"
+		done ;;
+	trailing_junk)
+		# the link record with junk reads as a good attach
+		expect_lines "$t" 9
+		[ "$(count "$tmp/$t.out" "$good_attach")" = 3 ] &&
+		[ "$(count "$tmp/$t.out" "$good_unload")" = 2 ] ||
+			pbt_fail "$t: $(cat "$tmp/$t.out")" ;;
+	all_ones)
+		expect_good "$t" 2
+		expect_lines "$t" 9
+		pat='type 65535, flags 65535, id 4294967295, unknown type$'
+		grep -q "PERF_RECORD_BPF_EVENT $pat" "$tmp/$t.out" ||
+			pbt_fail "$t: $(cat "$tmp/$t.out")" ;;
+	larger_than_data)
+		# a file is refused whole; a stream ends there
+		if [ "$fmt" = file ]; then
+			[ $rc != 0 ] || pbt_fail "$t: exit 0, want an error"
+			expect_err "$t" "a record larger than the data left"
+		else
+			expect_good "$t" 1
+			expect_lines "$t" 4
+			expect_err "$t" "unexpected end of event stream"
+		fi ;;
+	esac
 }
 
 checked=0
@@ -156,8 +214,8 @@ for fmt in file pipe; do
 			run "$t.report_dump" perf report -i "$f" -D
 			# a BPF_EVENT record is not a KSYMBOL one
 			! grep -q 'PERF_RECORD_BPF_EVENT addr' "$tmp/$t.dump.out" ||
-				pbt_fail "$t: perf script -D decodes BPF_EVENT records as KSYMBOL ones:" \
-					"$(grep -m3 'PERF_RECORD_BPF_EVENT addr' "$tmp/$t.dump.out")"
+				pbt_fail "$t: perf script -D decodes BPF_EVENT as KSYMBOL:" \
+					"$(grep -m3 'BPF_EVENT addr' "$tmp/$t.dump.out")"
 
 			run "$t" perf script -i "$f" --show-bpf-events
 			rc=$?
@@ -165,55 +223,7 @@ for fmt in file pipe; do
 			larger_than_data) ;;
 			*) [ $rc = 0 ] || pbt_fail "$t: exit $rc, want 0: $(cat "$tmp/$t.err")" ;;
 			esac
-			case $c in
-			good)
-				expect_good "$t" 2
-				expect_lines "$t" 8 ;;
-			header_only | no_tag | prog_no_sample_id | link_no_fields | link_no_sample_id)
-				expect_good "$t" 2
-				expect_lines "$t" 8
-				expect_err "$t" "skipping a PERF_RECORD_BPF_EVENT smaller than its fields" ;;
-			odd_size)
-				expect_good "$t" 2
-				expect_lines "$t" 8
-				expect_err "$t" "skipping a PERF_RECORD_BPF_EVENT whose size is not a multiple of 8" ;;
-			unknown_types)
-				expect_good "$t" 2
-				expect_lines "$t" 10
-				[ "$(count "$tmp/$t.out" 'type 200, flags 0, id 41, unknown type$')" = 1 ] &&
-				[ "$(count "$tmp/$t.out" 'type 65535, flags 0, id 41, unknown type$')" = 1 ] ||
-					pbt_fail "$t: unknown types not printed as such: $(cat "$tmp/$t.out")" ;;
-			bad_link_fields)
-				expect_good "$t" 2
-				expect_lines "$t" 11
-				for pat in 'type 3, flags 0, id 41, link_attach, link_id 0, link_type 65535, attach_type 65534$' \
-					   'type 4, flags 0, id 41, link_detach, link_id 7, link_type raw_tracepoint, attach_type trace_raw_tp$' \
-					   'type 3, flags 0, id 41, link_attach, link_id 7, link_type xdp, attach_type xdp$'; do
-					[ "$(count "$tmp/$t.out" "$pat")" = 1 ] ||
-						pbt_fail "$t: no '$pat' in: $(cat "$tmp/$t.out")"
-				done ;;
-			trailing_junk)
-				# the link record with junk reads as a good attach
-				expect_lines "$t" 9
-				[ "$(count "$tmp/$t.out" "$good_attach")" = 3 ] &&
-				[ "$(count "$tmp/$t.out" "$good_unload")" = 2 ] ||
-					pbt_fail "$t: $(cat "$tmp/$t.out")" ;;
-			all_ones)
-				expect_good "$t" 2
-				expect_lines "$t" 9
-				grep -q 'PERF_RECORD_BPF_EVENT type 65535, flags 65535, id 4294967295, unknown type$' \
-					"$tmp/$t.out" || pbt_fail "$t: $(cat "$tmp/$t.out")" ;;
-			larger_than_data)
-				# a file is refused whole; a stream ends there
-				if [ "$fmt" = file ]; then
-					[ $rc != 0 ] || pbt_fail "$t: exit 0, want an error"
-					expect_err "$t" "a record larger than the data left in the file"
-				else
-					expect_good "$t" 1
-					expect_lines "$t" 4
-					expect_err "$t" "unexpected end of event stream"
-				fi ;;
-			esac
+			check "$t" "$c" "$fmt" $rc
 			checked=$((checked + 1))
 		done
 	done
