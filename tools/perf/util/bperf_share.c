@@ -6,7 +6,6 @@
  * died left behind.  Design: util/bperf.c.
  */
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -929,13 +928,35 @@ registered:
 }
 
 /* Remove what we pinned, unless the user wants the maps kept. */
+/*
+ * Is what is pinned at 'path' the map 'def' of a bperf session?  The
+ * teardown leaves anything else where it found it, for its owner.
+ */
+static bool bperf_pinned_ours(const char *path,
+			      const struct bperf_map_def *def)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	bool ours;
+	int fd;
+
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return false;
+	ours = !bpf_map_get_info_by_fd(fd, &info, &len) &&
+	       info.key_size == def->key_size &&
+	       info.value_size == def->value_size &&
+	       !strncmp(info.name, def->name, sizeof(info.name) - 1);
+	close(fd);
+	return ours;
+}
+
 static void bperf_teardown(void)
 {
-	struct dirent *d;
 	int slots_fd = bperf.map_fd[BPERF_MAP_SLOTS];
 	char path[PATH_MAX];
 	__u32 slot;
-	DIR *dir;
+	int i;
 
 	/* slots a crashed session may have left half set up */
 	for (slot = 0; slots_fd >= 0 && bperf.map_fd[BPERF_MAP_CTL] >= 0 &&
@@ -948,16 +969,12 @@ static void bperf_teardown(void)
 	}
 	if (bperf.persist)
 		return;
-	dir = opendir(bperf.dir);
-	if (dir) {
-		while ((d = readdir(dir)) != NULL) {
-			if (d->d_name[0] == '.')
-				continue;
-			scnprintf(path, sizeof(path), "%s/%s", bperf.dir,
-				  d->d_name);
+	/* our maps only: the directory stays if anything else is in it */
+	for (i = 0; i < BPERF_NR_MAPS; i++) {
+		scnprintf(path, sizeof(path), "%s/%s", bperf.dir,
+			  bperf_map_defs[i].name);
+		if (bperf_pinned_ours(path, &bperf_map_defs[i]))
 			unlink(path);
-		}
-		closedir(dir);
 	}
 	rmdir(bperf.dir);
 	unlink(bperf.attr_path);

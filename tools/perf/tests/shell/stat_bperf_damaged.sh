@@ -161,6 +161,18 @@ refused "alone, a tasks map of another layout" "bperf_tasks is not a map of this
 	-e task-clock -- true
 no_programs "alone, a tasks map of another layout"
 [ -e "$dir/bperf_tasks" ] || bperf_fail "the foreign tasks map was removed"
+# The same for a first session that keeps nothing: it makes the attr
+# map, is refused, and removes what it made, not what it refused.
+rm -f "$attr"
+! bperf_stat foreign -e task-clock -- true ||
+	bperf_fail "a first session beside a foreign tasks map succeeded"
+grep -q "bperf_tasks is not a map of this perf" "$tmp/foreign.err" ||
+	bperf_fail "first session: no clear error: $(cat "$tmp/foreign.err")"
+no_programs "first session, a tasks map of another layout"
+[ -e "$dir/bperf_tasks" ] ||
+	bperf_fail "a first session that keeps nothing removed the foreign tasks map"
+[ ! -e "$attr" ] || bperf_fail "the refused first session left its attr map"
+echo "first session, a tasks map of another layout: refused, the map left alone"
 rm -rf "$dir" "$attr"
 
 # Last, a session that keeps nothing leaves nothing.
