@@ -27,7 +27,7 @@ llvm_bin=$(dirname "$(readlink -f "$(command -v "$CLANG")")")
 export PATH=$llvm_bin:$PATH
 
 phase "building test_progs from $src, log in $out/build.log"
-quiet_run "$out/build.log" make -C "$src" -j"$JOBS" OUTPUT="$out/" \
+quiet_run "$out/build.log" make -C "$src" -j"$JOBS" OUTPUT="$out" \
 	VMLINUX_BTF="$kobj_base/vmlinux" KDIR="$kobj_base" \
 	CC="ccache gcc" HOSTCC="ccache gcc" "$out/test_progs"
 phase_done
