@@ -4,16 +4,16 @@
 #   mk/kernel.sh [applied|base|debug]
 # "applied" (default) builds $BUILD_DIR/src into $BUILD_DIR/kernel, "base"
 # builds the pristine tree into $BUILD_DIR/pristine/kernel, and "debug"
-# builds $BUILD_DIR/src with selftests/config.debug on top (KASAN,
+# builds $BUILD_DIR/src with selftests/vm/configs/debug.config on top (KASAN,
 # lockdep, kmemleak...) into $BUILD_DIR/debug/kernel.  All share ccache.
 . "$(dirname "$0")/common.sh"
 
 which=${1:-applied}
-frags="$TOP/selftests/config.vm $TOP/selftests/config"
+frags="$TOP/selftests/vm/configs/vm.config $TOP/selftests/vm/configs/tests.config"
 case $which in
 debug)
 	tree=$SRC obj=$BUILD_DIR/debug/kernel
-	frags="$frags $TOP/selftests/config.debug"
+	frags="$frags $TOP/selftests/vm/configs/debug.config"
 	;;
 *)
 	root=$(build_root "$which")

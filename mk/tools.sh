@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Build what the VM runs besides perf: bpftool from the applied tree, the
 # kselftests (installed with the kernel's own kselftest-install), and the
-# harness's small helpers from selftests/vm/.
+# harness's small helpers from selftests/vm/guest/.
 . "$(dirname "$0")/common.sh"
 
 mkdir -p "$TOBJ/bpftool"
@@ -15,7 +15,7 @@ quiet_run "$TOBJ/bpftool.log" make -C "$SRC/tools/bpf/bpftool" \
 phase_done
 
 phase "building the VM helpers"
-make -s -C "$TOP/selftests/vm" O="$TOBJ/vm" CLANG="$CLANG" \
+make -s -C "$TOP/selftests/vm/guest" O="$TOBJ/vm" CLANG="$CLANG" \
 	BPF_INCLUDE="$TOBJ/bpftool/libbpf/include"
 phase_done
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Runs inside the VM (selftests/perf-test-compare.sh boots it): upstream
+# Runs inside the VM (selftests/runners/perf-test-compare.sh boots it): upstream
 # 6.12's own perf test suite, run by upstream's perf (perf-base) and by
 # ours.  Both run upstream's tests from a copy of upstream's tools/perf
 # layout (tests/, with scripts/ and util/ beside it) where "perf" is the
@@ -10,11 +10,11 @@
 # Writes $JOB/verdicts.tsv, one line a test: description, first verdict
 # of perf-base, of ours, best verdict of perf-base, of ours over all runs.
 set -u
-. "$TOP/selftests/perf-results.sh"
+. "$TOP/selftests/runners/perf-results.sh"
 per_test=${PTC_TIMEOUT:-600}
 export PTC_ONLY=${PTC_ONLY:-}	# an ERE: compare only the tests it matches
 # PTC_OURS: the perf compared with perf-base, ours by default
-skips=$TOP/selftests/perf-test-compare-skip.txt
+skips=$TOP/selftests/runners/perf-test-compare-skip.txt
 pristine=$BUILD_DIR/pristine/src/tools/perf
 
 setup() {	# setup TOOL BINARY

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# 'make check': boot the built kernel, run selftests/guest-check.sh in it
+# 'make check': boot the built kernel, run selftests/runners/guest-check.sh in it
 # and judge the results.  Writes a TAP log and ends with the line
 #   N passed, N failed, N skipped
 # Exits non-zero on any failed test, on a VM that never reached or never
@@ -8,12 +8,12 @@
 # the guest's dmesg.
 #
 # CHECK_KERNEL=debug ('make check-debug') boots the debug kernel instead
-# (selftests/config.debug), runs the stress tests for STRESS_SECS (60)
+# (selftests/vm/configs/debug.config), runs the stress tests for STRESS_SECS (60)
 # seconds instead of their default, and fails on a kmemleak report too.
-TOP=$(cd "$(dirname "$0")/.." && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/mk/common.sh"
 . "$TOP/selftests/tap.sh"
-. "$TOP/selftests/perf-results.sh"
+. "$TOP/selftests/runners/perf-results.sh"
 set +e
 
 kernel=${CHECK_KERNEL:-applied}
@@ -35,9 +35,9 @@ tap=$res/check.tap
 phase "running the tests in the VM ($kernel kernel), console in $res/console.log"
 # Three vCPUs, so that the bperf test can offline the middle one.
 VM_CPUS=${VM_CPUS:-3} \
-	"$TOP/selftests/run-vm.sh" --kernel "$kernel" --timeout "$timeout" \
+	"$TOP/selftests/vm/run-vm.sh" --kernel "$kernel" --timeout "$timeout" \
 	--job "$res/job" --log "$res/console.log" -- \
-	"$guest_env${guest_env:+ }$TOP/selftests/guest-check.sh"
+	"$guest_env${guest_env:+ }$TOP/selftests/runners/guest-check.sh"
 vm_rc=$?
 phase_done
 
@@ -81,7 +81,7 @@ else
 	result fail "perf test results" "missing $res/job/perf-test.log"
 fi
 
-# Harness tests (selftests/vm-tests): exit 0 pass, 2 skip, else fail; the
+# Harness tests (selftests/runners/vm-tests): exit 0 pass, 2 skip, else fail; the
 # last line they print is the reason.
 if [ -f "$res/job/vm-tests.results" ]; then
 	while IFS=$'\t' read -r rc name last; do

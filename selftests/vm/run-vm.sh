@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Boot the built kernel in QEMU and run one command in it as root.
 #
-#   selftests/run-vm.sh [options] [--] [COMMAND...]
+#   selftests/vm/run-vm.sh [options] [--] [COMMAND...]
 #     --kernel applied|base|debug  which kernel to boot (default applied)
 #     --timeout SECONDS      watchdog: kill the VM after this long (default 1800)
 #     --log FILE             also write the console to FILE
@@ -14,7 +14,7 @@
 # without reporting a status makes the run fail.  Environment: BUILD_DIR,
 # VM_ACCEL (auto|tcg|kvm), VM_CPUS, VM_MEM, VM_ICOUNT (set: the guest clock
 # counts executed instructions, one per ns; TCG only; for benchmarks).
-TOP=$(cd "$(dirname "$0")/.." && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/mk/common.sh"
 set +e
 
@@ -79,7 +79,7 @@ qemu_run() {
 		-M q35 -bios /usr/share/qemu/qboot.rom -m "${VM_MEM:-4G}"
 		-smp "${VM_CPUS:-2}" -nographic -no-reboot -nodefaults
 		-kernel "$bzimage"
-		-append "console=ttyS0 loglevel=5 panic=-1 root=root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=512000,cache=loose ro init=$TOP/selftests/guest-init.sh"
+		-append "console=ttyS0 loglevel=5 panic=-1 root=root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=512000,cache=loose ro init=$TOP/selftests/vm/guest-init.sh"
 		-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap
 		-device virtio-9p-pci,fsdev=root,mount_tag=root
 		-fsdev local,id=top,path="$TOP",security_model=none,readonly=on,multidevs=remap

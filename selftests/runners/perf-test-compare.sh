@@ -12,7 +12,7 @@
 # tests whose description matches; PTC_TIMEOUT is the limit of one test
 # (600 s), PTC_VM_TIMEOUT that of the whole run (7200 s); PTC_OURS another
 # perf binary to compare with perf-base (a path the VM sees).
-TOP=$(cd "$(dirname "$0")/.." && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/mk/common.sh"
 . "$TOP/selftests/tap.sh"
 set +e
@@ -22,12 +22,12 @@ mkdir -p "$res"
 tap=$res/compare.tap
 phase "running upstream's perf tests with perf-base and ours, console in $res/console.log"
 VM_CPUS=${VM_CPUS:-3} \
-	"$TOP/selftests/run-vm.sh" --timeout "${PTC_VM_TIMEOUT:-7200}" --job "$res/job" \
+	"$TOP/selftests/vm/run-vm.sh" --timeout "${PTC_VM_TIMEOUT:-7200}" --job "$res/job" \
 	--log "$res/console.log" -- \
 	"PTC_TIMEOUT=$(printf %q "${PTC_TIMEOUT:-600}")" \
 	"PTC_ONLY=$(printf %q "${PTC_ONLY:-}")" \
 	"PTC_OURS=$(printf %q "${PTC_OURS:+$(realpath "$PTC_OURS")}")" \
-	"$TOP/selftests/perf-test-compare-guest.sh"
+	"$TOP/selftests/runners/perf-test-compare-guest.sh"
 vm_rc=$?
 phase_done
 
