@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash disable=SC2034 # the scripts sourcing this use it
-# Shared settings for the mk/ scripts.  Sourced, never run.
+# Shared settings and helpers of every script that runs on the host: the
+# mk/ scripts and the host halves of the harness (selftests/vm/run-vm.sh,
+# the runners and benchmarks that boot it).  Sourced, never run.
 #
 # Every script gets its inputs from the environment the top-level Makefile
 # exports; the defaults here make the scripts usable on their own too.
@@ -54,6 +56,22 @@ use_ccache() {
 	export CCACHE_BASEDIR=$BUILD_DIR CCACHE_NOHASHDIR=1
 	export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
 }
+
+# The compilers of every C build (kernel, perf, bpftool, kselftests), for
+# make's command line: through the cache (call use_ccache first).
+MAKE_CC=(CC="ccache gcc" HOSTCC="ccache gcc")
+
+# kmake TREE OBJ ARGS...: the kernel's make, quiet, for the tree TREE with
+# its objects in OBJ (O=).
+kmake() {
+	local tree=$1 obj=$2
+
+	shift 2
+	make -s -C "$tree" O="$obj" "${MAKE_CC[@]}" "$@"
+}
+
+# git_src ARGS...: git in the applied tree.
+git_src() { git -C "$SRC" "$@"; }
 
 phase_start=0
 # phase NAME: print a progress line and remember when the phase began.

@@ -22,9 +22,6 @@ debug)
 esac
 mkdir -p "$obj"
 use_ccache
-kmake() {
-	make -s -C "$tree" O="$obj" CC="ccache gcc" HOSTCC="ccache gcc" "$@"
-}
 
 # check_config: every option a fragment names has the value it asks for.
 check_config() {
@@ -47,11 +44,11 @@ check_config() {
 cfg_id=$(cat $frags "$BUILD_DIR/base.id" | sha1sum | cut -c1-16)
 if [ ! -f "$obj/.config" ] || [ "$(cat "$obj/.config.id" 2>/dev/null)" != "$cfg_id" ]; then
 	phase "configuring the $which kernel"
-	kmake allnoconfig >/dev/null
+	kmake "$tree" "$obj" allnoconfig >/dev/null
 	# shellcheck disable=SC2086
 	quiet_run "$obj/merge_config.log" \
 		"$tree/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" $frags
-	kmake olddefconfig >/dev/null
+	kmake "$tree" "$obj" olddefconfig >/dev/null
 	check_config
 	echo "$cfg_id" >"$obj/.config.id"
 	phase_done
@@ -59,7 +56,7 @@ else
 	check_config
 fi
 
-phase "building the $which kernel ($(kmake kernelrelease)), log in $obj/build.log"
-quiet_run "$obj/build.log" kmake -j"$JOBS" bzImage
+phase "building the $which kernel ($(kmake "$tree" "$obj" kernelrelease)), log in $obj/build.log"
+quiet_run "$obj/build.log" kmake "$tree" "$obj" -j"$JOBS" bzImage
 ls -l "$obj/arch/x86/boot/bzImage" | awk '{printf "    bzImage %s bytes\n", $5}'
 phase_done

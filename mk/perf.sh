@@ -17,7 +17,7 @@ command -v "$CLANG" >/dev/null || die "$CLANG not found (Debian package ${CLANG}
 
 phase "building the $which perf, log in $obj/build.log"
 quiet_run "$obj/build.log" make -C "$tree/tools/perf" O="$obj" -j"$JOBS" \
-	CC="ccache gcc" HOSTCC="ccache gcc" CLANG="$CLANG" LLVM_STRIP="$LLVM_STRIP" \
+	"${MAKE_CC[@]}" CLANG="$CLANG" LLVM_STRIP="$LLVM_STRIP" \
 	BUILD_BPF_SKEL=1 NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JEVENTS=1 \
 	WERROR=0 PYTHON=python3
 "$obj/perf" version --build-options >"$obj/build-options.txt"

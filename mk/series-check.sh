@@ -22,7 +22,6 @@ wt=$root/src
 out=$root/check-out
 name=$(git -C "$TOP" config user.name || true)
 email=$(git -C "$TOP" config user.email || true)
-git_src() { git -C "$SRC" "$@"; }
 git_wt() { git -C "$wt" -c user.name="$name" -c user.email="$email" "$@"; }
 use_ccache
 # checkpatch runs scripts/spdxcheck.py with the python3 on PATH: Debian's
@@ -107,16 +106,14 @@ done
 [ -n "$docs" ] || echo "# no perf documentation in the series: no man page to build"
 
 # Bisection: each patch builds what it touches.
-kmake() {
-	make -s -C "$wt" O="$root/kernel" CC="ccache gcc" HOSTCC="ccache gcc" "$@"
-}
+wt_obj=$root/kernel
 if [ "${SERIES_BISECT:-1}" = 0 ]; then
 	echo "# SERIES_BISECT=0: builds skipped"
 else
-	mkdir -p "$root/kernel"
-	if ! cmp -s "$KOBJ/.config" "$root/kernel/.config"; then
-		cp "$KOBJ/.config" "$root/kernel/.config"
-		kmake olddefconfig >/dev/null
+	mkdir -p "$wt_obj"
+	if ! cmp -s "$KOBJ/.config" "$wt_obj/.config"; then
+		cp "$KOBJ/.config" "$wt_obj/.config"
+		kmake "$wt" "$wt_obj" olddefconfig >/dev/null
 	fi
 	i=0
 	for c in $(git_wt rev-list --reverse base..HEAD); do
@@ -138,7 +135,7 @@ else
 		[ -z "$off" ] || echo "# patch $i: not in the test kernel's config:$off"
 		if [ -n "$objs" ]; then
 			# shellcheck disable=SC2086
-			if run_quiet "$root/kernel/patch-$i.log" kmake -j"$JOBS" $objs; then
+			if run_quiet "$root/kernel/patch-$i.log" kmake "$wt" "$wt_obj" -j"$JOBS" $objs; then
 				built+=("kernel:" $objs)
 			else
 				bad="kernel objects (see $root/kernel/patch-$i.log)"
@@ -146,7 +143,7 @@ else
 		elif grep -qE '^include/' <<<"$files"; then
 			# a header alone: build the objects that use what it declares
 			# is out of reach; at least the kernel's headers must compile
-			if run_quiet "$root/kernel/patch-$i.log" kmake -j"$JOBS" prepare; then
+			if run_quiet "$root/kernel/patch-$i.log" kmake "$wt" "$wt_obj" -j"$JOBS" prepare; then
 				built+=("kernel: prepare")
 			else
 				bad="kernel prepare (see $root/kernel/patch-$i.log)"
@@ -160,7 +157,7 @@ else
 			fi
 		fi
 		for t in $(sed -n 's|^tools/testing/selftests/\([^/]*\)/.*|\1|p' <<<"$files" | sort -u); do
-			if run_quiet "$root/kernel/kselftest-$t-$i.log" kmake -j"$JOBS" \
+			if run_quiet "$root/kernel/kselftest-$t-$i.log" kmake "$wt" "$wt_obj" -j"$JOBS" \
 				TARGETS="$t" kselftest-all; then
 				built+=("kselftest:$t")
 			else

@@ -10,7 +10,7 @@ use_ccache
 
 phase "building bpftool, log in $TOBJ/bpftool.log"
 quiet_run "$TOBJ/bpftool.log" make -C "$SRC/tools/bpf/bpftool" \
-	OUTPUT="$TOBJ/bpftool/" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc" \
+	OUTPUT="$TOBJ/bpftool/" -j"$JOBS" "${MAKE_CC[@]}" \
 	CLANG="$CLANG" LLVM_STRIP="$LLVM_STRIP"
 phase_done
 
