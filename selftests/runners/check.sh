@@ -11,8 +11,9 @@
 # (selftests/vm/configs/debug.config), runs the stress tests for STRESS_SECS (60)
 # seconds instead of their default, and fails on a kmemleak report too.
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR/../.. source=mk/common.sh
 . "$TOP/mk/common.sh"
-. "$TOP/selftests/tap.sh"
+# shellcheck source=selftests/runners/perf-results.sh
 . "$TOP/selftests/runners/perf-results.sh"
 set +e
 

@@ -61,10 +61,6 @@ run() {
 		END { print (f ? "FAILED" : o ? "Ok" : s ? "Skip" : "None") }'
 }
 
-rank() {	# rank VERDICT: higher is better
-	case $1 in Ok) echo 2 ;; Skip) echo 1 ;; *) echo 0 ;; esac
-}
-
 better() {	# better V1 V2: the better of two verdicts
 	if [ "$(rank "$2")" -gt "$(rank "$1")" ]; then echo "$2"; else echo "$1"; fi
 }

@@ -13,8 +13,10 @@
 # (600 s), PTC_VM_TIMEOUT that of the whole run (7200 s); PTC_OURS another
 # perf binary to compare with perf-base (a path the VM sees).
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR/../.. source=mk/common.sh
 . "$TOP/mk/common.sh"
-. "$TOP/selftests/tap.sh"
+# shellcheck source=selftests/runners/perf-results.sh
+. "$TOP/selftests/runners/perf-results.sh"
 set +e
 
 res=$BUILD_DIR/results/perf-test-compare-$(date +%Y%m%d-%H%M%S)
@@ -33,10 +35,6 @@ phase_done
 
 tap_begin "$tap"
 tap_vm $vm_rc "VM booted and ran both suites"
-
-rank() {	# rank VERDICT: higher is better
-	case $1 in Ok) echo 2 ;; Skip) echo 1 ;; *) echo 0 ;; esac
-}
 
 table=$res/verdicts.txt
 printf '%-60s %-8s %-8s %s\n' test perf-base ours verdict >"$table"
@@ -74,5 +72,4 @@ if [ -s "$res/job/ours-only.txt" ]; then
 fi
 
 cat "$table"
-# shellcheck disable=SC2154 # n is tap.sh's count of results
-tap_end && [ "$n" -gt 1 ]
+tap_end && [ "$tap_n" -gt 1 ]
