@@ -4,8 +4,11 @@
 #   mk/kernel.sh [applied|base|debug]
 # "applied" (default) builds $BUILD_DIR/src into $BUILD_DIR/kernel, "base"
 # builds the pristine tree into $BUILD_DIR/pristine/kernel, and "debug"
-# builds $BUILD_DIR/src with selftests/vm/configs/debug.config on top (KASAN,
-# lockdep, kmemleak...) into $BUILD_DIR/debug/kernel.  All share ccache.
+# builds $BUILD_DIR/src with debug.config on top (KASAN, lockdep,
+# kmemleak...) into $BUILD_DIR/debug/kernel.  All share ccache.  The
+# configuration: allnoconfig, then the fragments of selftests/vm/configs/
+# (vm.config, tests.config, and debug.config for "debug"), configured
+# again only when their contents or the base change.
 . "$(dirname "$0")/common.sh"
 
 which=${1:-applied}

@@ -1,15 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# 'make check': boot the built kernel, run selftests/runners/guest-check.sh in it
-# and judge the results.  Writes a TAP log and ends with the line
+# 'make check': boot the built kernel, run guest-check.sh (beside this
+# script) in it and judge the results.  Writes a TAP log and ends with the line
 #   N passed, N failed, N skipped
 # Exits non-zero on any failed test, on a VM that never reached or never
 # finished the tests, on a missing result file, and on a kernel splat in
 # the guest's dmesg.
 #
 # CHECK_KERNEL=debug ('make check-debug') boots the debug kernel instead
-# (selftests/vm/configs/debug.config), runs the stress tests for STRESS_SECS (60)
-# seconds instead of their default, and fails on a kmemleak report too.
+# (selftests/vm/configs/debug.config), runs the stress tests for
+# STRESS_SECS (60) seconds instead of their default, and fails on a
+# kmemleak report too.
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR/../.. source=mk/common.sh
 . "$TOP/mk/common.sh"
@@ -82,8 +83,8 @@ else
 	result fail "perf test results" "missing $res/job/perf-test.log"
 fi
 
-# Harness tests (selftests/runners/vm-tests): exit 0 pass, 2 skip, else fail; the
-# last line they print is the reason.
+# Harness tests (vm-tests/, beside this script): exit 0 pass, 2 skip,
+# else fail; the last line they print is the reason.
 if [ -f "$res/job/vm-tests.results" ]; then
 	while IFS=$'\t' read -r rc name last; do
 		case $rc in

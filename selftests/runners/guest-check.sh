@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Runs inside the VM (selftests/runners/check.sh boots it): the kselftests with the
-# kernel's run_kselftest.sh, then the perf tests named in perf-tests.txt,
+# Runs inside the VM (check.sh, beside it, boots it): the kselftests with
+# the kernel's run_kselftest.sh, then the perf tests named in perf-tests.txt,
 # then the harness tests; on a kernel with kmemleak (make check-debug), a
 # leak scan at the end.  Raw output goes to the console and to $JOB;
 # check.sh judges it.

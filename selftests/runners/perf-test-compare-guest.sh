@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Runs inside the VM (selftests/runners/perf-test-compare.sh boots it): upstream
+# Runs inside the VM (perf-test-compare.sh, beside it, boots it): upstream
 # 6.12's own perf test suite, run by upstream's perf (perf-base) and by
 # ours.  Both run upstream's tests from a copy of upstream's tools/perf
 # layout (tests/, with scripts/ and util/ beside it) where "perf" is the

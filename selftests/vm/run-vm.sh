@@ -92,7 +92,7 @@ qemu_run() {
 	[ "$mode" = shell ] && serial=mon:stdio
 	case $accel in
 	kvm) opts+=(-accel kvm -cpu "${VM_KVM_CPU:-kvm64}") ;;
-	# Multi-threaded TCG oopses on jump-label patching (shared/DESIGN.md).
+	# Multi-threaded TCG oopses on jump-label patching (selftests/README.md).
 	*) opts+=(-accel "tcg,thread=single" -cpu max) ;;
 	esac
 	[ -z "${VM_ICOUNT:-}" ] || opts+=(-icount "shift=0,sleep=off")
