@@ -11,7 +11,7 @@ export BUILD_DIR KSRC BASE_PKG_VERSION JOBS CLANG
 export TOP := $(CURDIR)
 
 MK := $(CURDIR)/mk
-VM := $(CURDIR)/selftests/run-vm.sh
+VM := $(CURDIR)/selftests/vm/run-vm.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help deps base apply kernel kernel-base kernel-debug kernel-bpf kernel-bpf-base \
@@ -69,29 +69,29 @@ VM_DEPS := $(if $(NOBUILD),,build)
 VM_KERNEL ?= applied
 
 run: $(VM_DEPS)
-	@$(VM) --kernel $(VM_KERNEL) --timeout 900 -- '$(TOP)/selftests/demo.sh'
+	@$(VM) --kernel $(VM_KERNEL) --timeout 900 -- '$(TOP)/selftests/runners/demo.sh'
 
 # SERIES_CHECK=0 leaves out series-check (about a minute when warm).
 check: $(VM_DEPS)
-	@$(TOP)/selftests/check.sh
+	@$(TOP)/selftests/runners/check.sh
 	@$(if $(filter 0,$(SERIES_CHECK)),echo 'series-check skipped (SERIES_CHECK=0)',$(MK)/series-check.sh)
 
-# The check suite on the debug kernel (selftests/config.debug), the stress
+# The check suite on the debug kernel (selftests/vm/configs/debug.config), the stress
 # tests run for STRESS_SECS (60) seconds, kmemleak scanned at the end.
 check-debug: $(VM_DEPS) $(if $(NOBUILD),,kernel-debug)
-	@CHECK_KERNEL=debug $(TOP)/selftests/check.sh
+	@CHECK_KERNEL=debug $(TOP)/selftests/runners/check.sh
 
 # The BPF selftests' test_progs, link and attach tests, on the base kernel
 # and on ours (one configuration for both): no regression.
 check-bpf: $(VM_DEPS) $(if $(NOBUILD),,bpf-selftests)
-	@$(TOP)/selftests/check-bpf.sh
+	@$(TOP)/selftests/runners/check-bpf.sh
 
 vm: $(VM_DEPS)
 	@$(VM) --kernel $(VM_KERNEL) $(if $(CMD),-- '$(subst ','\'',$(value CMD))')
 
 # Upstream's perf test suite with perf-base and with ours: no regression.
 perf-test-compare: $(VM_DEPS)
-	@$(TOP)/selftests/perf-test-compare.sh
+	@$(TOP)/selftests/runners/perf-test-compare.sh
 
 # Benchmarks: numbers, printed as ratios against upstream 6.12; not tests.
 bench-links: $(VM_DEPS) kernel-base

@@ -13,8 +13,6 @@
 # are deterministic: applying the same project twice gives the same ids.
 . "$(dirname "$0")/common.sh"
 
-git_src() { git -C "$SRC" "$@"; }
-
 base_id=$(cat "$BUILD_DIR/base.id")
 if [ "$(git_src config --get bpfperf.baseid 2>/dev/null)" != "$base_id" ]; then
 	phase "creating the applied tree from the base (once per base)"

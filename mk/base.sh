@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Make $BUILD_DIR/base the pristine base tree: Debian's linux-source package
-# by default, or the user's own 6.12 tree given as KSRC.  Writes the name of
-# the base to $BUILD_DIR/base.id; does nothing when that name is unchanged.
+# Make $BUILD_DIR/pristine/src the pristine base tree: Debian's
+# linux-source package by default, or the user's own 6.12 tree given as
+# KSRC.  Writes the name of the base to $BUILD_DIR/base.id; does nothing
+# when that name is unchanged.
 . "$(dirname "$0")/common.sh"
 
 if [ -n "$KSRC" ]; then

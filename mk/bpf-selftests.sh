@@ -7,6 +7,10 @@
 # same binary runs on both kernels; the test modules (bpf_testmod.ko and
 # the few others) are not, and are built once per kernel into testmod-base/
 # and testmod-applied/.
+#
+# Their BPF programs want a newer clang than the one perf's skeletons
+# use: 6.12's include cpuv4 instructions, which clang-16 cannot assemble.
+# bookworm has LLVM 19 (BPF_LLVM, installed here if missing).
 . "$(dirname "$0")/common.sh"
 
 out=$BUILD_DIR/bpf-selftests
@@ -21,15 +25,18 @@ mkdir -p "$out"
 use_ccache
 
 # The selftests call clang, llc, llvm-strip and ld.lld by their plain
-# names: take them all from the LLVM that $CLANG belongs to.
-llvm_bin=$(dirname "$(readlink -f "$(command -v "$CLANG")")")
-[ -x "$llvm_bin/ld.lld" ] || die "$llvm_bin/ld.lld missing (lld for $CLANG)"
+# names: take them all from that LLVM.
+llvm=${BPF_LLVM:-19}
+DEPS_EXTRA="clang-$llvm llvm-$llvm lld-$llvm" "$(dirname "$0")/deps.sh"
+llvm_bin=/usr/lib/llvm-$llvm/bin
+[ -x "$llvm_bin/clang" ] && [ -x "$llvm_bin/ld.lld" ] ||
+	die "$llvm_bin has no clang or ld.lld"
 export PATH=$llvm_bin:$PATH
 
 phase "building test_progs from $src, log in $out/build.log"
 quiet_run "$out/build.log" make -C "$src" -j"$JOBS" OUTPUT="$out" \
-	VMLINUX_BTF="$kobj_base/vmlinux" KDIR="$kobj_base" \
-	CC="ccache gcc" HOSTCC="ccache gcc" "$out/test_progs"
+	VMLINUX_BTF="$kobj_base/vmlinux" KDIR="$kobj_base" "${MAKE_CC[@]}" \
+	"$out/test_progs"
 phase_done
 
 # The test modules build in the source tree, through the kernel's own
@@ -42,7 +49,7 @@ testmods() {
 	for m in $modules; do
 		rm -f "$src/$m/$m.ko"
 		quiet_run "$out/testmod-$which/$m.log" make -C "$src/$m" \
-			KDIR="$kdir" CC="ccache gcc" HOSTCC="ccache gcc"
+			KDIR="$kdir" "${MAKE_CC[@]}"
 		cp "$src/$m/$m.ko" "$out/testmod-$which/"
 	done
 }

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash disable=SC2034 # the scripts sourcing this use it
-# Shared settings for the mk/ scripts.  Sourced, never run.
+# Shared settings and helpers of every script that runs on the host: the
+# mk/ scripts and the host halves of the harness (selftests/vm/run-vm.sh,
+# the runners and benchmarks that boot it).  Sourced, never run.
 #
 # Every script gets its inputs from the environment the top-level Makefile
 # exports; the defaults here make the scripts usable on their own too.
@@ -54,6 +56,22 @@ use_ccache() {
 	export CCACHE_BASEDIR=$BUILD_DIR CCACHE_NOHASHDIR=1
 	export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
 }
+
+# The compilers of every C build (kernel, perf, bpftool, kselftests), for
+# make's command line: through the cache (call use_ccache first).
+MAKE_CC=(CC="ccache gcc" HOSTCC="ccache gcc")
+
+# kmake TREE OBJ ARGS...: the kernel's make, quiet, for the tree TREE with
+# its objects in OBJ (O=).
+kmake() {
+	local tree=$1 obj=$2
+
+	shift 2
+	make -s -C "$tree" O="$obj" "${MAKE_CC[@]}" "$@"
+}
+
+# git_src ARGS...: git in the applied tree.
+git_src() { git -C "$SRC" "$@"; }
 
 phase_start=0
 # phase NAME: print a progress line and remember when the phase began.
@@ -177,4 +195,65 @@ merge_maintainers() {
 		}
 		{ print; prev = $0 }
 	' "$1"
+}
+
+# The one TAP writer: the logs of make check, make perf-test-compare and
+# make series-check.
+#   tap_begin [FILE]      start a log, in FILE (tap_end prints it), or
+#                         without one on stdout, line by line
+#   tap_print LINE...     lines as they are ("# " comments)
+#   result ok|fail|skip NAME [REASON]
+#   tap_vm RC WHAT        run-vm.sh's exit status as the first result
+#   tap_plan              the closing "1..N"; false on a failure or when
+#                         nothing ran
+#   tap_end               tap_plan, then print the log and the line
+#                         "N passed, N failed, N skipped"; false as tap_plan
+# The counts are in tap_n, tap_pass, tap_fail and tap_skip.
+tap_begin() {
+	tap=${1:-} tap_n=0 tap_pass=0 tap_fail=0 tap_skip=0
+	[ -z "$tap" ] || : >"$tap"
+	tap_print "TAP version 13"
+}
+
+tap_print() {
+	if [ -n "$tap" ]; then
+		printf '%s\n' "$@" >>"$tap"
+	else
+		printf '%s\n' "$@"
+	fi
+}
+
+result() {
+	tap_n=$((tap_n + 1))
+	case $1 in
+	ok)	tap_pass=$((tap_pass + 1)); tap_print "ok $tap_n - $2${3:+ # $3}" ;;
+	skip)	tap_skip=$((tap_skip + 1)); tap_print "ok $tap_n - $2 # SKIP ${3:-}" ;;
+	*)	tap_fail=$((tap_fail + 1)); tap_print "not ok $tap_n - $2${3:+ # $3}" ;;
+	esac
+}
+
+tap_vm() {
+	case $1 in
+	0) result ok "$2" ;;
+	124) result fail "$2" "watchdog: the VM hung" ;;
+	125) result fail "$2" "no status: boot failure or panic" ;;
+	*) result fail "$2" "test script exit $1" ;;
+	esac
+}
+
+tap_plan() {
+	tap_print "1..$tap_n"
+	[ "$tap_fail" = 0 ] && [ "$tap_n" -gt 0 ]
+}
+
+tap_end() {
+	local rc=0
+
+	tap_plan || rc=1
+	if [ -n "$tap" ]; then
+		cat "$tap"
+		echo "TAP log: $tap"
+	fi
+	echo "$tap_pass passed, $tap_fail failed, $tap_skip skipped"
+	return $rc
 }

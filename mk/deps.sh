@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Install the Debian packages the build and the VM need, if any is missing.
+# DEPS_EXTRA names more packages, for the targets that need them alone
+# (make check-bpf).
 . "$(dirname "$0")/common.sh"
 
 pkgs="build-essential bc bison flex cpio kmod rsync xz-utils git pkg-config
@@ -10,7 +12,8 @@ libbabeltrace-dev libmnl-dev libpopt-dev python3
 clang-16 llvm-16 lld-16
 qemu-system-x86 qemu-system-data
 asciidoc-base xmlto
-python3-ply python3-git"
+python3-ply python3-git
+${DEPS_EXTRA:-}"
 
 missing=
 for p in $pkgs; do

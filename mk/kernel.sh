@@ -1,30 +1,35 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Configure and build a kernel (bzImage, no modules) for the test VM.
+# Configure and build a kernel for the test VM (a bzImage; no modules but
+# for check-bpf).
 #   mk/kernel.sh [applied|base|debug|bpf|bpf-base]
 # "applied" (default) builds $BUILD_DIR/src into $BUILD_DIR/kernel, "base"
 # builds the pristine tree into $BUILD_DIR/pristine/kernel, and "debug"
-# builds $BUILD_DIR/src with selftests/config.debug on top (KASAN,
-# lockdep, kmemleak...) into $BUILD_DIR/debug/kernel.  "bpf" and
-# "bpf-base" build the applied and the pristine tree, into bpf-kernel/
-# beside their src/, with one configuration for both: the BPF selftests'
-# own fragment (from the pristine tree) merged with ours, then
-# selftests/config.bpf; they build the modules too, so that test_progs'
-# bpf_testmod can be built against them.  All share ccache.
+# builds $BUILD_DIR/src with debug.config on top (KASAN, lockdep,
+# kmemleak...) into $BUILD_DIR/debug/kernel.  "bpf" and "bpf-base" build
+# the applied and the pristine tree, into bpf-kernel/ beside their src/,
+# with one configuration for both: vm.config, the BPF selftests' own
+# fragment (tools/testing/selftests/bpf/config of the pristine tree),
+# tests.config and bpf.config; they build the modules too, so that
+# test_progs' test modules can be built against them.  All share ccache.
+# The configuration: allnoconfig, then the fragments of
+# selftests/vm/configs/, configured again only when their contents or
+# the base change.
 . "$(dirname "$0")/common.sh"
 
 which=${1:-applied}
-frags="$TOP/selftests/config.vm $TOP/selftests/config"
+frags="$TOP/selftests/vm/configs/vm.config $TOP/selftests/vm/configs/tests.config"
 case $which in
 debug)
 	tree=$SRC obj=$BUILD_DIR/debug/kernel
-	frags="$frags $TOP/selftests/config.debug"
+	frags="$frags $TOP/selftests/vm/configs/debug.config"
 	;;
 bpf|bpf-base)
 	if [ "$which" = bpf ]; then root=$(build_root applied); else root=$(build_root base); fi
 	tree=$root/src obj=$root/bpf-kernel
-	frags="$TOP/selftests/config.vm $BASE_TREE/tools/testing/selftests/bpf/config"
-	frags="$frags $TOP/selftests/config $TOP/selftests/config.bpf"
+	cfgs=$TOP/selftests/vm/configs
+	frags="$cfgs/vm.config $BASE_TREE/tools/testing/selftests/bpf/config"
+	frags="$frags $cfgs/tests.config $cfgs/bpf.config"
 	targets="bzImage modules"
 	;;
 *)
@@ -34,9 +39,6 @@ bpf|bpf-base)
 esac
 mkdir -p "$obj"
 use_ccache
-kmake() {
-	make -s -C "$tree" O="$obj" CC="ccache gcc" HOSTCC="ccache gcc" "$@"
-}
 
 # check_config: every option a fragment names has the value it asks for;
 # when fragments disagree, the last one's value is the one checked.
@@ -71,11 +73,11 @@ check_config() {
 cfg_id=$(cat $frags "$BUILD_DIR/base.id" | sha1sum | cut -c1-16)
 if [ ! -f "$obj/.config" ] || [ "$(cat "$obj/.config.id" 2>/dev/null)" != "$cfg_id" ]; then
 	phase "configuring the $which kernel"
-	kmake allnoconfig >/dev/null
+	kmake "$tree" "$obj" allnoconfig >/dev/null
 	# shellcheck disable=SC2086
 	quiet_run "$obj/merge_config.log" \
 		"$tree/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" $frags
-	kmake olddefconfig >/dev/null
+	kmake "$tree" "$obj" olddefconfig >/dev/null
 	check_config
 	echo "$cfg_id" >"$obj/.config.id"
 	phase_done
@@ -83,8 +85,8 @@ else
 	check_config
 fi
 
-phase "building the $which kernel ($(kmake kernelrelease)), log in $obj/build.log"
+phase "building the $which kernel ($(kmake "$tree" "$obj" kernelrelease)), log in $obj/build.log"
 # shellcheck disable=SC2086
-quiet_run "$obj/build.log" kmake -j"$JOBS" ${targets:-bzImage}
+quiet_run "$obj/build.log" kmake "$tree" "$obj" -j"$JOBS" ${targets:-bzImage}
 ls -l "$obj/arch/x86/boot/bzImage" | awk '{printf "    bzImage %s bytes\n", $5}'
 phase_done

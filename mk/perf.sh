@@ -1,11 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Build perf with BPF skeletons.
-#   mk/perf.sh [applied|base]
+#   mk/perf.sh [applied|base|series]
 # "applied" builds the project's perf into $BUILD_DIR/perf, "base" builds
-# upstream's perf from the pristine tree into $BUILD_DIR/perf-base (the
-# yardstick of every benchmark).  Fails if skeleton support turned itself
-# off, which perf's build otherwise only mentions as a warning.
+# upstream's perf from the pristine tree into $BUILD_DIR/pristine/perf
+# (perf-base in the VM, the yardstick of every benchmark), "series" that
+# of make series-check's git am tree into $BUILD_DIR/series/perf.  Fails
+# if skeleton support turned itself off, which perf's build otherwise
+# only mentions as a warning.
 . "$(dirname "$0")/common.sh"
 
 which=${1:-applied}
@@ -17,7 +19,7 @@ command -v "$CLANG" >/dev/null || die "$CLANG not found (Debian package ${CLANG}
 
 phase "building the $which perf, log in $obj/build.log"
 quiet_run "$obj/build.log" make -C "$tree/tools/perf" O="$obj" -j"$JOBS" \
-	CC="ccache gcc" HOSTCC="ccache gcc" CLANG="$CLANG" LLVM_STRIP="$LLVM_STRIP" \
+	"${MAKE_CC[@]}" CLANG="$CLANG" LLVM_STRIP="$LLVM_STRIP" \
 	BUILD_BPF_SKEL=1 NO_LIBPYTHON=1 NO_LIBPERL=1 NO_JEVENTS=1 \
 	WERROR=0 PYTHON=python3
 "$obj/perf" version --build-options >"$obj/build-options.txt"

@@ -18,7 +18,6 @@
 
 PATCH=${PATCH:-}
 NEW=${NEW:-}
-git_src() { git -C "$SRC" "$@"; }
 
 [ -d "$SRC/.git" ] || die "no applied tree in $SRC: run 'make apply' first"
 

@@ -22,22 +22,19 @@ wt=$root/src
 out=$root/check-out
 name=$(git -C "$TOP" config user.name || true)
 email=$(git -C "$TOP" config user.email || true)
-git_src() { git -C "$SRC" "$@"; }
 git_wt() { git -C "$wt" -c user.name="$name" -c user.email="$email" "$@"; }
 use_ccache
 # checkpatch runs scripts/spdxcheck.py with the python3 on PATH: Debian's
 # has python3-ply and python3-git, a pyenv one may not.
 export PATH=/usr/bin:$PATH
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 # run_quiet LOG CMD...: run CMD, its output in LOG; status of CMD.
 run_quiet() { local log=$1; shift; "$@" >"$log" 2>&1; }
 
 SERIES_DIR=$out "$TOP/mk/series.sh" >/dev/null
 mapfile -t patches < <(ls "$out"/*.patch | grep -v '0000-cover-letter')
-echo "TAP version 13"
+# shellcheck disable=SC2119 # no file: the log goes to stdout as it is made
+tap_begin
 
 # checkpatch, from the applied tree so it knows where it is.
 i=0
@@ -49,9 +46,9 @@ for p in "${patches[@]}"; do
 		${ignore:+--ignore "$ignore"} "$p") >"$log" 2>&1 || true
 	total=$(grep '^total:' "$log" || echo "total: checkpatch did not finish")
 	if [[ $total == "total: 0 errors, 0 warnings, 0 checks, "* ]]; then
-		ok "checkpatch $(basename "$p")${ignore:+ (keeps $ignore)}"
+		result ok "checkpatch $(basename "$p")${ignore:+ (keeps $ignore)}"
 	else
-		not_ok "checkpatch $(basename "$p"): $total"
+		result fail "checkpatch $(basename "$p"): $total"
 		grep -E '^(ERROR|WARNING|CHECK):' "$log" | sed 's/^/# /'
 	fi
 done
@@ -70,13 +67,13 @@ git_wt am --abort >/dev/null 2>&1 || true
 git_wt checkout -q -f --detach base
 if run_quiet "$out/git-am.log" git_wt am -q "${patches[@]}"; then
 	if [ "$(git_wt rev-parse 'HEAD^{tree}')" = "$(git_src rev-parse 'HEAD^{tree}')" ]; then
-		ok "git am of ${#patches[@]} patches onto the base gives the applied tree"
+		result ok "git am of ${#patches[@]} patches onto the base gives the applied tree"
 	else
-		not_ok "git am of the series differs from the applied tree:"
+		result fail "git am of the series differs from the applied tree:"
 		git_wt diff --stat HEAD "$(git_src rev-parse HEAD)" | sed 's/^/# /'
 	fi
 else
-	not_ok "git am of the series onto the base failed, see $out/git-am.log"
+	result fail "git am of the series onto the base failed, see $out/git-am.log"
 	exit 1
 fi
 
@@ -85,9 +82,9 @@ for f in $(git_wt diff --name-only base HEAD -- include/uapi); do
 	copy=tools/$f
 	[ -f "$wt/$copy" ] || continue
 	if cmp -s "$wt/$f" "$wt/$copy"; then
-		ok "uapi: $copy matches $f"
+		result ok "uapi: $copy matches $f"
 	else
-		not_ok "uapi: $copy differs from $f"
+		result fail "uapi: $copy differs from $f"
 	fi
 done
 
@@ -99,24 +96,22 @@ for f in $docs; do
 	mkdir -p "$root/doc"
 	if run_quiet "$root/doc/$page.log" make -C "$wt/tools/perf/Documentation" \
 		OUTPUT="$root/doc/" "$root/doc/$page.${sect:-1}"; then
-		ok "man page $page.${sect:-1} builds"
+		result ok "man page $page.${sect:-1} builds"
 	else
-		not_ok "man page $page.${sect:-1} does not build, see $root/doc/$page.log"
+		result fail "man page $page.${sect:-1} does not build, see $root/doc/$page.log"
 	fi
 done
 [ -n "$docs" ] || echo "# no perf documentation in the series: no man page to build"
 
 # Bisection: each patch builds what it touches.
-kmake() {
-	make -s -C "$wt" O="$root/kernel" CC="ccache gcc" HOSTCC="ccache gcc" "$@"
-}
+wt_obj=$root/kernel
 if [ "${SERIES_BISECT:-1}" = 0 ]; then
 	echo "# SERIES_BISECT=0: builds skipped"
 else
-	mkdir -p "$root/kernel"
-	if ! cmp -s "$KOBJ/.config" "$root/kernel/.config"; then
-		cp "$KOBJ/.config" "$root/kernel/.config"
-		kmake olddefconfig >/dev/null
+	mkdir -p "$wt_obj"
+	if ! cmp -s "$KOBJ/.config" "$wt_obj/.config"; then
+		cp "$KOBJ/.config" "$wt_obj/.config"
+		kmake "$wt" "$wt_obj" olddefconfig >/dev/null
 	fi
 	i=0
 	for c in $(git_wt rev-list --reverse base..HEAD); do
@@ -138,7 +133,7 @@ else
 		[ -z "$off" ] || echo "# patch $i: not in the test kernel's config:$off"
 		if [ -n "$objs" ]; then
 			# shellcheck disable=SC2086
-			if run_quiet "$root/kernel/patch-$i.log" kmake -j"$JOBS" $objs; then
+			if run_quiet "$root/kernel/patch-$i.log" kmake "$wt" "$wt_obj" -j"$JOBS" $objs; then
 				built+=("kernel:" $objs)
 			else
 				bad="kernel objects (see $root/kernel/patch-$i.log)"
@@ -146,7 +141,7 @@ else
 		elif grep -qE '^include/' <<<"$files"; then
 			# a header alone: build the objects that use what it declares
 			# is out of reach; at least the kernel's headers must compile
-			if run_quiet "$root/kernel/patch-$i.log" kmake -j"$JOBS" prepare; then
+			if run_quiet "$root/kernel/patch-$i.log" kmake "$wt" "$wt_obj" -j"$JOBS" prepare; then
 				built+=("kernel: prepare")
 			else
 				bad="kernel prepare (see $root/kernel/patch-$i.log)"
@@ -160,7 +155,7 @@ else
 			fi
 		fi
 		for t in $(sed -n 's|^tools/testing/selftests/\([^/]*\)/.*|\1|p' <<<"$files" | sort -u); do
-			if run_quiet "$root/kernel/kselftest-$t-$i.log" kmake -j"$JOBS" \
+			if run_quiet "$root/kernel/kselftest-$t-$i.log" kmake "$wt" "$wt_obj" -j"$JOBS" \
 				TARGETS="$t" kselftest-all; then
 				built+=("kselftest:$t")
 			else
@@ -168,15 +163,14 @@ else
 			fi
 		done
 		if [ -n "$bad" ]; then
-			not_ok "patch $i builds: $subject: $bad"
+			result fail "patch $i builds: $subject: $bad"
 		elif [ ${#built[@]} = 0 ]; then
-			ok "patch $i builds: $subject # SKIP nothing to build (documentation, MAINTAINERS)"
+			result skip "patch $i builds: $subject" "nothing to build (documentation, MAINTAINERS)"
 		else
-			ok "patch $i builds: $subject (${built[*]})"
+			result ok "patch $i builds: $subject (${built[*]})"
 		fi
 	done
 fi
 
-echo "1..$n"
-[ "$failed" = 0 ] || die "series-check: $failed of $n checks failed (series in $out)"
-echo "# series-check: $n checks passed (series in $out)"
+tap_plan || die "series-check: $tap_fail of $tap_n checks failed (series in $out)"
+echo "# series-check: $tap_n checks passed (series in $out)"

@@ -14,7 +14,6 @@
 
 OUT=${SERIES_DIR:-$BUILD_DIR/series/out}
 V=${SERIES_VERSION:-1}
-git_src() { git -C "$SRC" "$@"; }
 
 case $V in '' | *[!0-9]* | 0) die "SERIES_VERSION must be a number from 1" ;; esac
 name=$(git -C "$TOP" config user.name || true)

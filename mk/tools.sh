@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Build what the VM runs besides perf: bpftool from the applied tree, the
 # kselftests (installed with the kernel's own kselftest-install), and the
-# harness's small helpers from selftests/vm/.
+# harness's small helpers from selftests/vm/guest/.
 . "$(dirname "$0")/common.sh"
 
 mkdir -p "$TOBJ/bpftool"
@@ -10,12 +10,12 @@ use_ccache
 
 phase "building bpftool, log in $TOBJ/bpftool.log"
 quiet_run "$TOBJ/bpftool.log" make -C "$SRC/tools/bpf/bpftool" \
-	OUTPUT="$TOBJ/bpftool/" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc" \
+	OUTPUT="$TOBJ/bpftool/" -j"$JOBS" "${MAKE_CC[@]}" \
 	CLANG="$CLANG" LLVM_STRIP="$LLVM_STRIP"
 phase_done
 
 phase "building the VM helpers"
-make -s -C "$TOP/selftests/vm" O="$TOBJ/vm" CLANG="$CLANG" \
+make -s -C "$TOP/selftests/vm/guest" O="$TOBJ/vm" CLANG="$CLANG" \
 	BPF_INCLUDE="$TOBJ/bpftool/libbpf/include"
 phase_done
 

@@ -35,7 +35,7 @@ cmd="$cmd $TOP/selftests/bench/bperf-guest.sh"
 # so usecs/op measure what a context switch costs, not how busy the host
 # is (in plain TCG they moved by 30% from run to run), and the same
 # figures come back run after run.
-VM_CPUS=${VM_CPUS:-1} VM_ICOUNT=${VM_ICOUNT-1} VM_MEM=${BENCH_VM_MEM:-14G} "$TOP/selftests/run-vm.sh" \
+VM_CPUS=${VM_CPUS:-1} VM_ICOUNT=${VM_ICOUNT-1} VM_MEM=${BENCH_VM_MEM:-14G} "$TOP/selftests/vm/run-vm.sh" \
 	--timeout "${BENCH_TIMEOUT:-5400}" --log "$out/console" --job "$job" \
 	-- "$cmd" || die "the benchmark VM run failed, see $out/console"
 phase_done

@@ -26,7 +26,7 @@ job=$out/job
 phase "perf bpf top against bpftool, and the cost of BPF stats (log in $out/console)"
 cmd="BENCH_PROGS='${BENCH_PROGS:-100 1000 10000}' BENCH_RUNS=${BENCH_RUNS:-200000}"
 cmd="$cmd $TOP/selftests/bench/bpf-top-guest.sh"
-VM_CPUS=${VM_CPUS:-1} VM_ICOUNT=${VM_ICOUNT-1} VM_MEM=${VM_MEM:-4G} "$TOP/selftests/run-vm.sh" \
+VM_CPUS=${VM_CPUS:-1} VM_ICOUNT=${VM_ICOUNT-1} VM_MEM=${VM_MEM:-4G} "$TOP/selftests/vm/run-vm.sh" \
 	--timeout "${BENCH_TIMEOUT:-3600}" --log "$out/console" --job "$job" -- "$cmd" ||
 	die "the benchmark VM run failed, see $out/console"
 phase_done

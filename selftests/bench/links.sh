@@ -22,7 +22,7 @@ for b in $(seq "$boots"); do
 	for k in ${BENCH_KERNELS:-base applied}; do
 		phase "link_bench on the $k kernel, boot $b of $boots"
 		job=$out/job.$k.$b
-		VM_ICOUNT=1 VM_CPUS=$cpus "$TOP/selftests/run-vm.sh" --kernel "$k" --timeout 900 --quiet \
+		VM_ICOUNT=1 VM_CPUS=$cpus "$TOP/selftests/vm/run-vm.sh" --kernel "$k" --timeout 900 --quiet \
 			--log "$out/$k.$b.console" --job "$job" -- \
 			"$BUILD_DIR/tools/vm/link_bench $iters >\$JOB/bench.out" ||
 			die "link_bench failed on the $k kernel, see $out/$k.$b.console"

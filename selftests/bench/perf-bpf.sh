@@ -21,7 +21,7 @@ job=$out/job
 phase "perf bpf events under a stream of link cycles (log in $out/console)"
 cmd="BENCH_RATES='${BENCH_RATES:-250 500 1000 max}' BENCH_SECS=${BENCH_SECS:-10}"
 cmd="$cmd BENCH_PAGES='${BENCH_PAGES:-}' $TOP/selftests/bench/perf-bpf-guest.sh"
-VM_CPUS=${VM_CPUS:-2} "$TOP/selftests/run-vm.sh" --timeout "${BENCH_TIMEOUT:-1800}" \
+VM_CPUS=${VM_CPUS:-2} "$TOP/selftests/vm/run-vm.sh" --timeout "${BENCH_TIMEOUT:-1800}" \
 	--log "$out/console" --job "$job" -- "$cmd" ||
 	die "the benchmark VM run failed, see $out/console"
 phase_done

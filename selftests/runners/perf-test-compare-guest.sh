@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Runs inside the VM (selftests/perf-test-compare.sh boots it): upstream
+# Runs inside the VM (perf-test-compare.sh, beside it, boots it): upstream
 # 6.12's own perf test suite, run by upstream's perf (perf-base) and by
 # ours.  Both run upstream's tests from a copy of upstream's tools/perf
 # layout (tests/, with scripts/ and util/ beside it) where "perf" is the
@@ -10,11 +10,11 @@
 # Writes $JOB/verdicts.tsv, one line a test: description, first verdict
 # of perf-base, of ours, best verdict of perf-base, of ours over all runs.
 set -u
-. "$TOP/selftests/perf-results.sh"
+. "$TOP/selftests/runners/perf-results.sh"
 per_test=${PTC_TIMEOUT:-600}
 export PTC_ONLY=${PTC_ONLY:-}	# an ERE: compare only the tests it matches
 # PTC_OURS: the perf compared with perf-base, ours by default
-skips=$TOP/selftests/perf-test-compare-skip.txt
+skips=$TOP/selftests/runners/perf-test-compare-skip.txt
 pristine=$BUILD_DIR/pristine/src/tools/perf
 
 setup() {	# setup TOOL BINARY
@@ -59,10 +59,6 @@ run() {
 	perf_results "$out.plain" |
 		awk -F'\t' '$1 == "FAILED!" { f = 1 } $1 == "Ok" { o = 1 } $1 == "Skip" { s = 1 }
 		END { print (f ? "FAILED" : o ? "Ok" : s ? "Skip" : "None") }'
-}
-
-rank() {	# rank VERDICT: higher is better
-	case $1 in Ok) echo 2 ;; Skip) echo 1 ;; *) echo 0 ;; esac
 }
 
 better() {	# better V1 V2: the better of two verdicts

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Runs inside the VM (selftests/check-bpf.sh boots it, once per kernel):
+# Runs inside the VM (check-bpf.sh, beside it, boots it once per kernel):
 # the BPF selftests' test_progs, on the tests bpf-allow.txt names less
 # those bpf-deny.txt names, with the test modules built for this kernel.
 #   [BPF_ONLY=NAME,...] guest-bpf.sh base|applied
@@ -10,7 +10,7 @@
 
 which=${1:?usage: guest-bpf.sh base|applied}
 out=$BUILD_DIR/bpf-selftests
-lists=$TOP/selftests
+lists=$TOP/selftests/runners
 
 [ -x "$out/test_progs" ] || { echo "$out/test_progs missing"; exit 1; }
 [ -d "$out/testmod-$which" ] || { echo "$out/testmod-$which missing"; exit 1; }

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Boot the built kernel in QEMU and run one command in it as root.
 #
-#   selftests/run-vm.sh [options] [--] [COMMAND...]
+#   selftests/vm/run-vm.sh [options] [--] [COMMAND...]
 #     --kernel applied|base|debug|bpf|bpf-base
 #                            which kernel to boot (default applied)
 #     --timeout SECONDS      watchdog: kill the VM after this long (default 1800)
@@ -15,7 +15,7 @@
 # without reporting a status makes the run fail.  Environment: BUILD_DIR,
 # VM_ACCEL (auto|tcg|kvm), VM_CPUS, VM_MEM, VM_ICOUNT (set: the guest clock
 # counts executed instructions, one per ns; TCG only; for benchmarks).
-TOP=$(cd "$(dirname "$0")/.." && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/mk/common.sh"
 set +e
 
@@ -82,7 +82,7 @@ qemu_run() {
 		-M q35 -bios /usr/share/qemu/qboot.rom -m "${VM_MEM:-4G}"
 		-smp "${VM_CPUS:-2}" -nographic -no-reboot -nodefaults
 		-kernel "$bzimage"
-		-append "console=ttyS0 loglevel=5 panic=-1 root=root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=512000,cache=loose ro init=$TOP/selftests/guest-init.sh"
+		-append "console=ttyS0 loglevel=5 panic=-1 root=root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=512000,cache=loose ro init=$TOP/selftests/vm/guest-init.sh"
 		-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap
 		-device virtio-9p-pci,fsdev=root,mount_tag=root
 		-fsdev local,id=top,path="$TOP",security_model=none,readonly=on,multidevs=remap
@@ -95,7 +95,7 @@ qemu_run() {
 	[ "$mode" = shell ] && serial=mon:stdio
 	case $accel in
 	kvm) opts+=(-accel kvm -cpu "${VM_KVM_CPU:-kvm64}") ;;
-	# Multi-threaded TCG oopses on jump-label patching (shared/DESIGN.md).
+	# Multi-threaded TCG oopses on jump-label patching (selftests/README.md).
 	*) opts+=(-accel "tcg,thread=single" -cpu max) ;;
 	esac
 	[ -z "${VM_ICOUNT:-}" ] || opts+=(-icount "shift=0,sleep=off")

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Runs inside the VM (selftests/check.sh boots it): the kselftests with the
-# kernel's run_kselftest.sh, then the perf tests named in perf-tests.txt,
+# Runs inside the VM (check.sh, beside it, boots it): the kselftests with
+# the kernel's run_kselftest.sh, then the perf tests named in perf-tests.txt,
 # then the harness tests; on a kernel with kmemleak (make check-debug), a
 # leak scan at the end.  Raw output goes to the console and to $JOB;
 # check.sh judges it.
@@ -33,7 +33,7 @@ if [ -x "$kst/run_kselftest.sh" ]; then
 	declare -A cond reason
 	while read -r t c r; do
 		cond[$t]=$c reason[$t]=$r
-	done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/selftests/kselftest-skip.txt")
+	done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/selftests/runners/kselftest-skip.txt")
 	args=()
 	for t in $("$kst/run_kselftest.sh" -l); do
 		c=${cond[$t]:-}
@@ -58,13 +58,13 @@ mkdir -p /tmp/perf-test/tests
 cp -r "$BUILD_DIR/src/tools/perf/tests/shell" /tmp/perf-test/tests/
 cd /tmp/perf-test || exit 1
 : >"$JOB/perf-test.log"
-sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/selftests/perf-tests.txt" |
+sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/selftests/runners/perf-tests.txt" |
 while IFS= read -r t; do
 	perf test -vv "$t" </dev/null 2>&1 | tee -a "$JOB/perf-test.log"
 done
 echo "==> harness tests"
 : >"$JOB/vm-tests.results"
-for t in "$TOP"/selftests/vm-tests/*.sh; do
+for t in "$TOP"/selftests/runners/vm-tests/*.sh; do
 	echo "--- $(basename "$t")"
 	"$t" 2>&1 | tee /tmp/vm-test.out
 	rc=${PIPESTATUS[0]}

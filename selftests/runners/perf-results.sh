@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
-# Sourced by check.sh and perf-test-compare-guest.sh.
+# Sourced by check.sh, perf-test-compare.sh and perf-test-compare-guest.sh.
 # perf tests: the result line perf test prints for each test.  A shell
 # test that skips says why in its own output, not on that line: take the
 # last line of its output that speaks of skipping.
@@ -27,4 +27,10 @@ perf_results() {
 	}
 	/[Ss]kip/ { why = $0; sub(/^ +/, "", why) }
 	' "$1"
+}
+
+# rank VERDICT: how good a verdict is, higher is better: Ok > Skip >
+# anything else (FAILED, a timeout, no verdict).
+rank() {
+	case $1 in Ok) echo 2 ;; Skip) echo 1 ;; *) echo 0 ;; esac
 }

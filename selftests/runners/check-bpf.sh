@@ -3,7 +3,7 @@
 # 'make check-bpf': the BPF subsystem's own test_progs (mk/bpf-selftests.sh)
 # on the pristine base kernel and on ours, built with one configuration
 # (mk/kernel.sh bpf-base, bpf), each in its own VM (guest side:
-# guest-bpf.sh).  Prints every test's and subtest's two verdicts side by
+# guest-bpf.sh, beside this script).  Prints every test's and subtest's two verdicts side by
 # side and a TAP log, ends with the line
 #   N passed, N failed, N skipped
 # and fails on a regression: a test that passes on the base and fails, is
@@ -11,9 +11,9 @@
 # one that passes then counts as flaky, not as a regression.  A test that
 # does not pass on the base is listed with both verdicts, as skipped.
 # CHECK_BPF_TIMEOUT is the limit of one VM run (5400 s).
-TOP=$(cd "$(dirname "$0")/.." && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR/../.. source=mk/common.sh
 . "$TOP/mk/common.sh"
-. "$TOP/selftests/tap.sh"
 set +e
 
 res=$BUILD_DIR/results/check-bpf-$(date +%Y%m%d-%H%M%S)
@@ -30,9 +30,9 @@ run_vm() {
 	shift 3
 	phase "test_progs on the $which kernel, console in $res/$name.console.log"
 	VM_CPUS=${VM_CPUS:-2} VM_MEM=${VM_MEM:-4G} \
-		"$TOP/selftests/run-vm.sh" --kernel "$kernel" --timeout "$timeout" \
+		"$TOP/selftests/vm/run-vm.sh" --kernel "$kernel" --timeout "$timeout" \
 		--job "$res/$name" --log "$res/$name.console.log" --quiet -- \
-		"$@" "$TOP/selftests/guest-bpf.sh" "$which"
+		"$@" "$TOP/selftests/runners/guest-bpf.sh" "$which"
 	vm_rc=$?
 	phase_done
 }

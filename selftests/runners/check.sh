@@ -1,19 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# 'make check': boot the built kernel, run selftests/guest-check.sh in it
-# and judge the results.  Writes a TAP log and ends with the line
+# 'make check': boot the built kernel, run guest-check.sh (beside this
+# script) in it and judge the results.  Writes a TAP log and ends with the line
 #   N passed, N failed, N skipped
 # Exits non-zero on any failed test, on a VM that never reached or never
 # finished the tests, on a missing result file, and on a kernel splat in
 # the guest's dmesg.
 #
 # CHECK_KERNEL=debug ('make check-debug') boots the debug kernel instead
-# (selftests/config.debug), runs the stress tests for STRESS_SECS (60)
-# seconds instead of their default, and fails on a kmemleak report too.
-TOP=$(cd "$(dirname "$0")/.." && pwd)
+# (selftests/vm/configs/debug.config), runs the stress tests for
+# STRESS_SECS (60) seconds instead of their default, and fails on a
+# kmemleak report too.
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR/../.. source=mk/common.sh
 . "$TOP/mk/common.sh"
-. "$TOP/selftests/tap.sh"
-. "$TOP/selftests/perf-results.sh"
+# shellcheck source=selftests/runners/perf-results.sh
+. "$TOP/selftests/runners/perf-results.sh"
 set +e
 
 kernel=${CHECK_KERNEL:-applied}
@@ -35,9 +37,9 @@ tap=$res/check.tap
 phase "running the tests in the VM ($kernel kernel), console in $res/console.log"
 # Three vCPUs, so that the bperf test can offline the middle one.
 VM_CPUS=${VM_CPUS:-3} \
-	"$TOP/selftests/run-vm.sh" --kernel "$kernel" --timeout "$timeout" \
+	"$TOP/selftests/vm/run-vm.sh" --kernel "$kernel" --timeout "$timeout" \
 	--job "$res/job" --log "$res/console.log" -- \
-	"$guest_env${guest_env:+ }$TOP/selftests/guest-check.sh"
+	"$guest_env${guest_env:+ }$TOP/selftests/runners/guest-check.sh"
 vm_rc=$?
 phase_done
 
@@ -81,8 +83,8 @@ else
 	result fail "perf test results" "missing $res/job/perf-test.log"
 fi
 
-# Harness tests (selftests/vm-tests): exit 0 pass, 2 skip, else fail; the
-# last line they print is the reason.
+# Harness tests (vm-tests/, beside this script): exit 0 pass, 2 skip,
+# else fail; the last line they print is the reason.
 if [ -f "$res/job/vm-tests.results" ]; then
 	while IFS=$'\t' read -r rc name last; do
 		case $rc in

@@ -12,9 +12,11 @@
 # tests whose description matches; PTC_TIMEOUT is the limit of one test
 # (600 s), PTC_VM_TIMEOUT that of the whole run (7200 s); PTC_OURS another
 # perf binary to compare with perf-base (a path the VM sees).
-TOP=$(cd "$(dirname "$0")/.." && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR/../.. source=mk/common.sh
 . "$TOP/mk/common.sh"
-. "$TOP/selftests/tap.sh"
+# shellcheck source=selftests/runners/perf-results.sh
+. "$TOP/selftests/runners/perf-results.sh"
 set +e
 
 res=$BUILD_DIR/results/perf-test-compare-$(date +%Y%m%d-%H%M%S)
@@ -22,21 +24,17 @@ mkdir -p "$res"
 tap=$res/compare.tap
 phase "running upstream's perf tests with perf-base and ours, console in $res/console.log"
 VM_CPUS=${VM_CPUS:-3} \
-	"$TOP/selftests/run-vm.sh" --timeout "${PTC_VM_TIMEOUT:-7200}" --job "$res/job" \
+	"$TOP/selftests/vm/run-vm.sh" --timeout "${PTC_VM_TIMEOUT:-7200}" --job "$res/job" \
 	--log "$res/console.log" -- \
 	"PTC_TIMEOUT=$(printf %q "${PTC_TIMEOUT:-600}")" \
 	"PTC_ONLY=$(printf %q "${PTC_ONLY:-}")" \
 	"PTC_OURS=$(printf %q "${PTC_OURS:+$(realpath "$PTC_OURS")}")" \
-	"$TOP/selftests/perf-test-compare-guest.sh"
+	"$TOP/selftests/runners/perf-test-compare-guest.sh"
 vm_rc=$?
 phase_done
 
 tap_begin "$tap"
 tap_vm $vm_rc "VM booted and ran both suites"
-
-rank() {	# rank VERDICT: higher is better
-	case $1 in Ok) echo 2 ;; Skip) echo 1 ;; *) echo 0 ;; esac
-}
 
 table=$res/verdicts.txt
 printf '%-60s %-8s %-8s %s\n' test perf-base ours verdict >"$table"
@@ -74,5 +72,4 @@ if [ -s "$res/job/ours-only.txt" ]; then
 fi
 
 cat "$table"
-# shellcheck disable=SC2154 # n is tap.sh's count of results
-tap_end && [ "$n" -gt 1 ]
+tap_end && [ "$tap_n" -gt 1 ]
