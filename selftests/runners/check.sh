@@ -123,7 +123,8 @@ if [ -f "$res/job/dmesg" ]; then
 	fi
 	# The debug kernel reports some things once, and a long run may push
 	# them out of the log buffer: look at its console too.
-	klog="^\[ *[0-9]+\.[0-9]+\] .*($splat)"
+	# Not anchored: a kernel line may follow a partial line of a test.
+	klog="\[ *[0-9]+\.[0-9]+\] .*($splat)"
 	if [ "$kernel" != debug ]; then
 		:
 	elif grep -Eq "$klog" "$res/console.log"; then
