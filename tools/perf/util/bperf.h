@@ -61,6 +61,9 @@ struct bperf_tid {
 struct bperf_ctx {
 	int attr_fd;		/* the attr map; flock()ed as the lock */
 	int map_fd[BPERF_NR_MAPS];	/* by enum bperf_map */
+	/* the maps we pinned or found fit to share: the teardown's only */
+	__u32 map_ids[2 * BPERF_NR_MAPS];
+	int nr_map_ids;
 	int prog_fd[BPERF_NR_PROGS];	/* by enum bperf_prog */
 	int link_fd[BPERF_NR_LINKS];	/* task mode only */
 	__u32 sid;		/* our id in bperf_sessions, 0: none */

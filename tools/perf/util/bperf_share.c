@@ -574,7 +574,55 @@ static void bperf_close_progs(void)
 		bperf_close_fd(&bperf.prog_fd[i]);
 }
 
-static int bperf_open_pinned(struct bpf_map *map, struct btf *btf, int *fd);
+/*
+ * Remember the id of a map we pinned, or found pinned and fit to share:
+ * the teardown removes those only, never a map that took their place.
+ */
+static void bperf_note_map(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int i;
+
+	if (bpf_map_get_info_by_fd(fd, &info, &len))
+		return;
+	for (i = 0; i < bperf.nr_map_ids; i++) {
+		if (bperf.map_ids[i] == info.id)
+			return;
+	}
+	if (bperf.nr_map_ids < (int)ARRAY_SIZE(bperf.map_ids))
+		bperf.map_ids[bperf.nr_map_ids++] = info.id;
+}
+
+/* Open a pinned map of the directory and check it against the skeleton. */
+static int bperf_open_pinned(struct bpf_map *map, struct btf *btf, int *fd)
+{
+	char path[PATH_MAX];
+	const struct btf_type *t;
+	const char *vname = NULL;
+	__u32 vid;
+	int err;
+
+	scnprintf(path, sizeof(path), "%s/%s", bperf.dir, bpf_map__name(map));
+	*fd = bpf_obj_get(path);
+	if (*fd < 0)
+		return bperf_report(-errno, "cannot open", path);
+	vid = bpf_map__btf_value_type_id(map);
+	if (btf && vid) {
+		t = btf__type_by_id(btf, vid);
+		if (t)
+			vname = btf__name_by_offset(btf, t->name_off);
+	}
+	err = bperf_map_compatible(*fd, path, bpf_map__type(map),
+				   bpf_map__key_size(map),
+				   bpf_map__value_size(map),
+				   bpf_map__max_entries(map),
+				   bpf_map__map_flags(map),
+				   bpf_map__name(map), vname);
+	if (!err)
+		bperf_note_map(*fd);
+	return err;
+}
 
 /*
  * libbpf reuses the maps pinned in the directory (a session that died
@@ -611,6 +659,7 @@ static int bperf_load_programs(void)
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = bperf.dir);
 	struct bpf_program *progs[BPERF_NR_PROGS];
 	struct bperf_bpf *skel;
+	struct bpf_map *map;
 	__u32 len, zero = 0;
 	int err, i, ctl_fd;
 
@@ -640,6 +689,11 @@ static int bperf_load_programs(void)
 			pr_err("bperf: cannot load the BPF programs: %s (-v shows the verifier log)\n",
 			       strerror(-err));
 		goto out;
+	}
+
+	bpf_object__for_each_map(map, skel->obj) {
+		if (bpf_map__is_pinned(map))
+			bperf_note_map(bpf_map__fd(map));
 	}
 
 	/* a fresh control map is all zeroes: set it up */
@@ -684,32 +738,6 @@ static int bperf_load_programs(void)
 out:
 	bperf_bpf__destroy(skel);
 	return err;
-}
-
-/* Open a pinned map of the directory and check it against the skeleton. */
-static int bperf_open_pinned(struct bpf_map *map, struct btf *btf, int *fd)
-{
-	char path[PATH_MAX];
-	const struct btf_type *t;
-	const char *vname = NULL;
-	__u32 vid;
-
-	scnprintf(path, sizeof(path), "%s/%s", bperf.dir, bpf_map__name(map));
-	*fd = bpf_obj_get(path);
-	if (*fd < 0)
-		return bperf_report(-errno, "cannot open", path);
-	vid = bpf_map__btf_value_type_id(map);
-	if (btf && vid) {
-		t = btf__type_by_id(btf, vid);
-		if (t)
-			vname = btf__name_by_offset(btf, t->name_off);
-	}
-	return bperf_map_compatible(*fd, path, bpf_map__type(map),
-				    bpf_map__key_size(map),
-				    bpf_map__value_size(map),
-				    bpf_map__max_entries(map),
-				    bpf_map__map_flags(map),
-				    bpf_map__name(map), vname);
 }
 
 /* What perf expects of each pinned map, by enum bperf_map. */
@@ -886,6 +914,7 @@ static void bperf_drop_fds(void)
 	for (i = 0; i < BPERF_NR_MAPS; i++)
 		bperf_close_fd(&bperf.map_fd[i]);
 	bperf_close_fd(&bperf.attr_fd);
+	bperf.nr_map_ids = 0;
 }
 
 static int bperf_register(void)
@@ -927,30 +956,30 @@ registered:
 	return 0;
 }
 
-/* Remove what we pinned, unless the user wants the maps kept. */
 /*
- * Is what is pinned at 'path' the map 'def' of a bperf session?  The
- * teardown leaves anything else where it found it, for its owner.
+ * Is what is pinned at 'path' a map this session pinned or opened?  The
+ * teardown leaves anything else where it found it, for its owner; the
+ * lock keeps other sessions from pinning in between.
  */
-static bool bperf_pinned_ours(const char *path,
-			      const struct bperf_map_def *def)
+static bool bperf_pinned_ours(const char *path)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
-	bool ours;
-	int fd;
+	bool ours = false;
+	int fd, i;
 
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return false;
-	ours = !bpf_map_get_info_by_fd(fd, &info, &len) &&
-	       info.key_size == def->key_size &&
-	       info.value_size == def->value_size &&
-	       !strncmp(info.name, def->name, sizeof(info.name) - 1);
+	if (!bpf_map_get_info_by_fd(fd, &info, &len)) {
+		for (i = 0; i < bperf.nr_map_ids; i++)
+			ours |= bperf.map_ids[i] == info.id;
+	}
 	close(fd);
 	return ours;
 }
 
+/* Remove what we pinned, unless the user wants the maps kept. */
 static void bperf_teardown(void)
 {
 	int slots_fd = bperf.map_fd[BPERF_MAP_SLOTS];
@@ -973,7 +1002,7 @@ static void bperf_teardown(void)
 	for (i = 0; i < BPERF_NR_MAPS; i++) {
 		scnprintf(path, sizeof(path), "%s/%s", bperf.dir,
 			  bperf_map_defs[i].name);
-		if (bperf_pinned_ours(path, &bperf_map_defs[i]))
+		if (bperf_pinned_ours(path))
 			unlink(path);
 	}
 	rmdir(bperf.dir);

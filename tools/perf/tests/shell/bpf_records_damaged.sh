@@ -7,17 +7,23 @@
 # kind between good ones: too short for their fields or their sample_id,
 # of a size that is not a multiple of 8, of types perf does not know,
 # link records with fields no kernel writes, trailing junk, and records
-# larger than the data left.  perf script --show-bpf-events (with and
-# without -D) and perf report (--stdio and -D) must never die of a
-# signal or hang.  A record that does not hold its fields is skipped
-# with a warning, and the good records around it print as they should;
-# one larger than the data left ends the file with an error naming it.
+# larger than the data left, right after the header or after more than
+# a page of good records, where the record fits in perf's mmap window
+# but runs past the end of the file.  perf script --show-bpf-events
+# (with and without -D) and perf report (--stdio and -D) must never die
+# of a signal or hang.  A record that does not hold its fields is
+# skipped with a warning, and the good records around it print as they
+# should; one larger than the data left ends the file with an error
+# naming it.
 
 set -u
 # shellcheck source=lib/perf_bpf.sh
 . "$(dirname "$0")"/lib/perf_bpf.sh
 
 command -v python3 >/dev/null || pbt_skip "python3 not found"
+# without libbpf, perf prints link and attach types as numbers
+perf version --build-options | grep -Eq '^ *bpf: +\[ on' ||
+	pbt_skip "perf is built without libbpf: it cannot name link types"
 tmp=$(pbt_dir)
 
 # gen.py FORMAT ORDER CASE OUT: a perf.data (FORMAT file or pipe, ORDER
@@ -67,10 +73,14 @@ cases = {
 	'trailing_junk': link(3, junk=b'\xff' * 200),
 	'all_ones': rec(18, b'\xff' * (0xfff8 - 8), sid=False),
 	'larger_than_data': link(3, size=0xfff0),
+	# past a page of good records, 4032 bytes past the end of the data
+	'past_the_end': link(3, size=4096),
 }
 recs = good + cases[case] + good
 if case == 'larger_than_data':
 	recs = good + cases[case]
+elif case == 'past_the_end':
+	recs = good * 20 + cases[case]
 
 if fmt == 'pipe':
 	data = p('QQ', MAGIC, 16)
@@ -184,14 +194,18 @@ check() {
 		pat='type 65535, flags 65535, id 4294967295, unknown type$'
 		grep -q "PERF_RECORD_BPF_EVENT $pat" "$tmp/$t.out" ||
 			pbt_fail "$t: $(cat "$tmp/$t.out")" ;;
-	larger_than_data)
-		# a file is refused whole; a stream ends there
+	larger_than_data | past_the_end)
+		# a file is refused; a stream ends there
 		if [ "$fmt" = file ]; then
 			[ $rc != 0 ] || pbt_fail "$t: exit 0, want an error"
 			expect_err "$t" "a record larger than the data left"
-		else
+		elif [ "$c" = larger_than_data ]; then
 			expect_good "$t" 1
 			expect_lines "$t" 4
+			expect_err "$t" "unexpected end of event stream"
+		else
+			expect_good "$t" 20
+			expect_lines "$t" 80
 			expect_err "$t" "unexpected end of event stream"
 		fi ;;
 	esac
@@ -202,7 +216,7 @@ for fmt in file pipe; do
 	for order in le be; do
 		for c in good header_only no_tag prog_no_sample_id link_no_fields \
 			 link_no_sample_id odd_size unknown_types bad_link_fields \
-			 trailing_junk all_ones larger_than_data; do
+			 trailing_junk all_ones larger_than_data past_the_end; do
 			t=$c.$fmt.$order
 			f=$tmp/$t.data
 			python3 "$tmp/gen.py" "$fmt" "$order" "$c" "$f" ||
@@ -220,7 +234,7 @@ for fmt in file pipe; do
 			run "$t" perf script -i "$f" --show-bpf-events
 			rc=$?
 			case $c in
-			larger_than_data) ;;
+			larger_than_data | past_the_end) ;;
 			*) [ $rc = 0 ] || pbt_fail "$t: exit $rc, want 0: $(cat "$tmp/$t.err")" ;;
 			esac
 			check "$t" "$c" "$fmt" $rc

@@ -7,19 +7,22 @@
 # or CPU count is refused, naming it; a control map of all zeroes (what a
 # session that died setting it up leaves) and a session table full of
 # sessions that are dead are repaired, and the sessions that follow
-# count what plain perf stat counts; a map of another layout in the
-# directory is refused, naming it, whether the other maps are there or
-# not.  No case may crash or hang perf, or leave a bperf program loaded,
-# and what perf refused is left where it was.
+# count what they should; a map of another layout in the directory is
+# refused, naming it, whether the other maps are there or not.  No case
+# may crash or hang perf, or leave a bperf program loaded, and what perf
+# refused is left where it was.
 
-set -u
+set -u -o pipefail
 # shellcheck source=lib/bperf.sh
 . "$(dirname "$0")"/lib/bperf.sh
 
 bperf_require bpftool
+[ -n "${EPOCHREALTIME-}" ] ||
+	bperf_skip "bash ${BASH_VERSION} has no EPOCHREALTIME (bash 5): the workload cannot time itself"
 tmp=$(bperf_dir)
 attr=$(bperf_attr_map)
 dir=${attr}_dir
+hz=$(getconf CLK_TCK)
 printf '[stat]\n\tbpf-attr-map-persistent = true\n' >"$tmp/perfconfig"
 
 # kept OUT [perf stat options]: bperf_stat, the maps kept at the end,
@@ -36,6 +39,22 @@ kept() {
 	return $rc
 }
 
+# The workload: one process spinning for 1 s of wall time, which writes
+# to the file $1 the msec of CPU it had run when it began and when it
+# ended (utime + stime from /proc, in clock ticks of 1000 / $2 msec).
+cat >"$tmp/spin.sh" <<'SPIN'
+cputime() {
+	local st
+
+	read -ra st </proc/$BASHPID/stat
+	echo $(((st[13] + st[14]) * 1000 / $2)) >>"$1"
+}
+cputime "$@"
+end=$((${EPOCHREALTIME//[!0-9]/} + 1000000))
+while ((${EPOCHREALTIME//[!0-9]/} < end)); do :; done
+cputime "$@"
+SPIN
+
 # refused WHAT PATTERN [perf stat options]: a session must fail, saying
 # PATTERN.
 refused() {
@@ -47,25 +66,48 @@ refused() {
 
 # no_programs WHEN: no bperf program is loaded.
 no_programs() {
-	local n
+	local progs n
 
-	n=$(bpftool prog show | grep -c ' name bperf_')
+	progs=$(bpftool prog show) || bperf_fail "$1: bpftool prog show failed"
+	n=$(grep -c ' name bperf_' <<<"$progs")
 	[ "$n" = 0 ] || bperf_fail "$1: $n bperf programs still loaded"
 }
 
-# counts_right WHAT: a task session counting a workload that spins for
-# a second and a CPU-wide session count what plain perf stat counts, as
-# CPUs utilized, within 15%; the maps are kept.
+# counts_right WHAT [LIVE]: a task session counts at least what its
+# workload ran from its first line to its last, and at most all it ran
+# plus its exit, which comes after its last reading (200 ms at most),
+# and a CPU-wide session counts as many CPUs utilized as there are,
+# within 10%; the maps are kept, and no program is loaded after them
+# unless a LIVE session holds them.
 counts_right() {
-	kept task -e task-clock -- perf test -w noploop 1 ||
+	local began ended n
+
+	rm -f "$tmp/task.cpu"
+	kept task -e task-clock -- bash "$tmp/spin.sh" "$tmp/task.cpu" "$hz" ||
 		bperf_fail "$1: task session failed: $(cat "$tmp/task.err")"
-	plain_stat task_ref -e task-clock -- perf test -w noploop 1
-	bperf_check_util "$1, task-clock of a workload" task_ref task task-clock 15
+	{ read -r began; read -r ended; } <"$tmp/task.cpu" ||
+		bperf_fail "$1: the workload did not run: $(cat "$tmp/task.err")"
+	n=$(bperf_get task task-clock)
+	echo "$1, task-clock of a workload: $n msec, it ran $ended msec, $((ended - began)) in the loop"
+	awk -v n="$n" -v p="$ended" -v q=$((ended - began)) -v t=$((2000 / hz)) \
+		'BEGIN { exit !(n >= q * 0.95 - t && n <= p * 1.05 + t + 200) }' ||
+		bperf_fail "$1: the workload's task-clock, $n msec, is not what it ran"
 	kept cpu -e cpu-clock -a -- sleep 1 ||
 		bperf_fail "$1: CPU-wide session failed: $(cat "$tmp/cpu.err")"
 	bperf_check_util "$1, cpu-clock -a" "$(getconf _NPROCESSORS_ONLN)" cpu cpu-clock 10
-	no_programs "$1"
+	[ -n "${2-}" ] || no_programs "$1"
 	[ -e "$dir/bperf_ctl" ] || bperf_fail "$1: the kept maps are gone"
+}
+
+# sids: the session ids in the session table, one a line; fails if
+# bpftool cannot read it.
+sids() {
+	local dump
+
+	dump=$(bpftool -j map dump pinned "$dir/bperf_sessions") || return
+	grep -o '"key":\["0x[0-9a-f]*","0x[0-9a-f]*"' <<<"$dump" |
+		sed 's/.*\["0x\([0-9a-f]*\)","0x\([0-9a-f]*\)"/\2\1/' |
+		while read -r x; do echo $((16#$x)); done
 }
 
 # ctl_bytes: the control map's value, as bpftool's bytes (0x..).
@@ -94,6 +136,15 @@ le() {
 
 counts_right "first session"
 ctl=$(ctl_bytes)
+# what the totals map is, for a foreign one like it
+totals=$(bpftool -j map show pinned "$dir/bperf_totals") ||
+	bperf_fail "cannot read $dir/bperf_totals"
+totals_type=$(grep -o '"type":"[a-z_]*"' <<<"$totals" | cut -d'"' -f4)
+totals_key=$(grep -o '"bytes_key":[0-9]*' <<<"$totals" | cut -d: -f2)
+totals_value=$(grep -o '"bytes_value":[0-9]*' <<<"$totals" | cut -d: -f2)
+totals_entries=$(grep -o '"max_entries":[0-9]*' <<<"$totals" | cut -d: -f2)
+[ -n "$totals_type" ] && [ -n "$totals_value" ] && [ -n "$totals_entries" ] ||
+	bperf_fail "cannot read $dir/bperf_totals: $totals"
 [ -n "$ctl" ] || bperf_fail "cannot read $dir/bperf_ctl"
 
 # Another layout version in the control map: refused, left alone.
@@ -122,8 +173,22 @@ no_programs "control map for other CPUs"
 ctl_write $(printf '0 %.0s' $(seq "$(echo "$ctl" | wc -w)"))
 counts_right "zeroed control map"
 
-# A session table full of dead sessions of our pid namespace: perf
-# reaps them to make room, and the table is empty once it is done.
+# A session table full: one session alive, holding the programs, and
+# every other id taken by a dead session of our pid namespace.  perf
+# must tell the dead from the live one to make room, and leave only the
+# live one.
+mkfifo "$tmp/live.fifo" || bperf_fail "cannot make a fifo"
+kept live -e task-clock -- timeout 120 sh -c "read -r _ <'$tmp/live.fifo'" &
+live=$!
+bperf_track $live
+one_session() {
+	local ids
+
+	ids=$(sids) && [ -n "$ids" ] && [ "$(wc -l <<<"$ids")" = 1 ]
+}
+bperf_until 60 one_session ||
+	bperf_fail "the live session did not register: $(cat "$tmp/live.err")"
+live_sid=$(sids) || bperf_fail "cannot read $dir/bperf_sessions"
 sh -c 'exit 0' &
 dead=$!
 wait $dead
@@ -134,15 +199,22 @@ max=$(bpftool -j map show pinned "$dir/bperf_sessions" |
 [ -n "$max" ] || bperf_fail "cannot read $dir/bperf_sessions"
 value="$(le 12345 8)$(le "$pidns" 8)$(le 0 8)$(le "$dead" 4)$(le 0 4)"
 for sid in $(seq "$max"); do
-	echo "map update pinned $dir/bperf_sessions key $(le "$sid" 4) value $value"
+	[ "$sid" = "$live_sid" ] ||
+		echo "map update pinned $dir/bperf_sessions key $(le "$sid" 4) value $value"
 done >"$tmp/batch"
 bpftool batch file "$tmp/batch" >/dev/null || bperf_fail "cannot fill $dir/bperf_sessions"
-n=$(bperf_entries "$dir/bperf_sessions")
-[ "$n" = "$max" ] || bperf_fail "$n dead sessions written, want $max"
-counts_right "$max dead sessions"
-n=$(bperf_entries "$dir/bperf_sessions")
+n=$(sids | wc -l) || bperf_fail "cannot read $dir/bperf_sessions"
+[ "$n" = "$max" ] || bperf_fail "$n sessions in the table, want $max"
+counts_right "$((max - 1)) dead sessions and a live one" live
+left=$(sids | tr '\n' ' ') || bperf_fail "cannot read $dir/bperf_sessions"
+[ "$left" = "$live_sid " ] ||
+	bperf_fail "sessions left in the table: ${left:-none}, want the live one, $live_sid"
+echo "$((max - 1)) dead sessions reaped, the live one, $live_sid, left"
+timeout 10 sh -c "echo >'$tmp/live.fifo'" || bperf_fail "cannot end the live session"
+wait $live || bperf_fail "the live session failed: $(cat "$tmp/live.err")"
+n=$(sids | wc -l) || bperf_fail "cannot read $dir/bperf_sessions"
 [ "$n" = 0 ] || bperf_fail "$n sessions left in the table, want 0"
-echo "$max dead sessions reaped"
+no_programs "after the live session"
 
 # A map of another layout in the directory: refused, naming it, with
 # the other maps there and alone in the directory.
@@ -173,6 +245,23 @@ no_programs "first session, a tasks map of another layout"
 	bperf_fail "a first session that keeps nothing removed the foreign tasks map"
 [ ! -e "$attr" ] || bperf_fail "the refused first session left its attr map"
 echo "first session, a tasks map of another layout: refused, the map left alone"
+
+# A foreign map of the right name and sizes, but of another number of
+# entries: refused, and a first session that keeps nothing leaves it.
+rm -rf "$dir" "$attr"
+mkdir "$dir" || bperf_fail "cannot make $dir"
+bpftool map create "$dir/bperf_totals" type "$totals_type" key "$totals_key" \
+	value "$totals_value" entries $((totals_entries + 1)) name bperf_totals ||
+	bperf_fail "cannot create a map with bpftool"
+! bperf_stat foreign -e task-clock -- true ||
+	bperf_fail "a first session beside a foreign totals map succeeded"
+grep -q "bperf_totals is not a map of this perf.*entries" "$tmp/foreign.err" ||
+	bperf_fail "foreign totals map: no clear error: $(cat "$tmp/foreign.err")"
+no_programs "first session, a totals map of other entries"
+[ -e "$dir/bperf_totals" ] ||
+	bperf_fail "a first session that keeps nothing removed a foreign totals map of other entries"
+[ ! -e "$attr" ] || bperf_fail "the refused first session left its attr map"
+echo "first session, a totals map of other entries: refused, the map left alone"
 rm -rf "$dir" "$attr"
 
 # Last, a session that keeps nothing leaves nothing.
