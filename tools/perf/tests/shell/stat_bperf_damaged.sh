@@ -18,7 +18,7 @@ set -u -o pipefail
 
 bperf_require bpftool
 [ -n "${EPOCHREALTIME-}" ] ||
-	bperf_skip "bash ${BASH_VERSION} has no EPOCHREALTIME (bash 5): the workload cannot time itself"
+	bperf_skip "bash $BASH_VERSION has no EPOCHREALTIME: the workload cannot time itself"
 tmp=$(bperf_dir)
 attr=$(bperf_attr_map)
 dir=${attr}_dir

@@ -17,6 +17,8 @@ set -u
 . "$(dirname "$0")"/lib/bperf.sh
 
 bperf_require bpftool
+[ -n "${EPOCHREALTIME-}" ] ||
+	bperf_skip "bash $BASH_VERSION has no EPOCHREALTIME: the workload cannot time itself"
 tmp=$(bperf_dir)
 attr=$(bperf_attr_map)
 ncpus=$(getconf _NPROCESSORS_ONLN)
@@ -66,7 +68,8 @@ for s in grp_ref grp; do
 	{ read -r began; read -r ended; } <"$tmp/$s.cpu" ||
 		bperf_fail "$s: the workload did not run: $(cat "$tmp/$s.err")"
 	n=$(bperf_get $s cpu-clock)
-	echo "$s, workload: $n msec of cpu-clock, it ran $ended msec, $((ended - began)) in the loop"
+	echo "$s, workload: $n msec of cpu-clock," \
+		"it ran $ended msec, $((ended - began)) in the loop"
 	awk -v n="$n" -v p="$ended" -v q=$((ended - began)) -v t=$((2000 / hz)) \
 		'BEGIN { exit !(n >= q * 0.95 - t && n <= p * 1.05 + t + 200) }' ||
 		bperf_fail "$s: the workload's cpu-clock, $n msec, is not what it ran"
