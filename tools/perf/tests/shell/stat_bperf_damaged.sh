@@ -88,7 +88,8 @@ counts_right() {
 	{ read -r began; read -r ended; } <"$tmp/task.cpu" ||
 		bperf_fail "$1: the workload did not run: $(cat "$tmp/task.err")"
 	n=$(bperf_get task task-clock)
-	echo "$1, task-clock of a workload: $n msec, it ran $ended msec, $((ended - began)) in the loop"
+	echo "$1, task-clock of a workload: $n msec," \
+		"it ran $ended msec, $((ended - began)) in the loop"
 	awk -v n="$n" -v p="$ended" -v q=$((ended - began)) -v t=$((2000 / hz)) \
 		'BEGIN { exit !(n >= q * 0.95 - t && n <= p * 1.05 + t + 200) }' ||
 		bperf_fail "$1: the workload's task-clock, $n msec, is not what it ran"
@@ -259,7 +260,8 @@ grep -q "bperf_totals is not a map of this perf.*entries" "$tmp/foreign.err" ||
 	bperf_fail "foreign totals map: no clear error: $(cat "$tmp/foreign.err")"
 no_programs "first session, a totals map of other entries"
 [ -e "$dir/bperf_totals" ] ||
-	bperf_fail "a first session that keeps nothing removed a foreign totals map of other entries"
+	bperf_fail "a first session that keeps nothing removed a foreign totals map" \
+		"of other entries"
 [ ! -e "$attr" ] || bperf_fail "the refused first session left its attr map"
 echo "first session, a totals map of other entries: refused, the map left alone"
 rm -rf "$dir" "$attr"
