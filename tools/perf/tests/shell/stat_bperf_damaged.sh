@@ -106,7 +106,8 @@ sids() {
 	local dump
 
 	dump=$(bpftool -j map dump pinned "$dir/bperf_sessions") || return
-	grep -o '"key":\["0x[0-9a-f]*","0x[0-9a-f]*"' <<<"$dump" |
+	# an empty table is no error
+	{ grep -o '"key":\["0x[0-9a-f]*","0x[0-9a-f]*"' <<<"$dump" || true; } |
 		sed 's/.*\["0x\([0-9a-f]*\)","0x\([0-9a-f]*\)"/\2\1/' |
 		while read -r x; do echo $((16#$x)); done
 }
