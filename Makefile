@@ -114,7 +114,8 @@ series-check: kernel
 clean:
 	rm -rf $(BUILD_DIR)/kernel $(BUILD_DIR)/debug $(BUILD_DIR)/perf $(BUILD_DIR)/tools \
 		$(BUILD_DIR)/kselftest $(BUILD_DIR)/vm $(BUILD_DIR)/results \
-		$(BUILD_DIR)/bpf-kernel $(BUILD_DIR)/pristine/bpf-kernel $(BUILD_DIR)/bpf-selftests
+		$(BUILD_DIR)/bpf-kernel $(BUILD_DIR)/pristine/bpf-kernel $(BUILD_DIR)/bpf-selftests \
+		$(BUILD_DIR)/bpf-src
 
 distclean:
 	rm -rf $(BUILD_DIR)

@@ -14,7 +14,11 @@
 . "$(dirname "$0")/common.sh"
 
 out=$BUILD_DIR/bpf-selftests
-src=$BASE_TREE/tools/testing/selftests/bpf
+# The selftests build (and the test modules) write into their source
+# tree, and the pristine tree is never modified: they build in a copy of
+# it made of hard links, $BUILD_DIR/bpf-src, made again on every run.
+tree=$BUILD_DIR/bpf-src
+src=$tree/tools/testing/selftests/bpf
 kobj_base=$(build_root base)/bpf-kernel
 kobj=$(build_root applied)/bpf-kernel
 for k in "$kobj_base" "$kobj"; do
@@ -24,19 +28,31 @@ done
 mkdir -p "$out"
 use_ccache
 
-# The selftests call clang, llc, llvm-strip and ld.lld by their plain
-# names: take them all from that LLVM.
+# The selftests call ld.lld by its plain name: take it, and the rest of
+# the toolchain, from that LLVM; the tools they name in variables are
+# given on the command line, over the CLANG the Makefile exports for perf.
+# The other packages are what test_progs' tests run in the guest, whose
+# root is this machine's.
 llvm=${BPF_LLVM:-19}
-DEPS_EXTRA="clang-$llvm llvm-$llvm lld-$llvm" "$(dirname "$0")/deps.sh"
+DEPS_EXTRA="clang-$llvm llvm-$llvm lld-$llvm iproute2 iputils-ping ethtool
+nftables iptables procps netcat-openbsd" "$(dirname "$0")/deps.sh"
 llvm_bin=/usr/lib/llvm-$llvm/bin
 [ -x "$llvm_bin/clang" ] && [ -x "$llvm_bin/ld.lld" ] ||
 	die "$llvm_bin has no clang or ld.lld"
 export PATH=$llvm_bin:$PATH
 
+rm -rf "$tree"
+cp -al "$BASE_TREE" "$tree"
+# 6.12.117 took a test of bpf_attr sizes from a later kernel without the
+# BPF program it loads (progs/cgroup_skb_direct_packet_access.c): with
+# it, test_progs does not build.
+rm -f "$src/prog_tests/bpf_attr_size.c"
+
 phase "building test_progs from $src, log in $out/build.log"
 quiet_run "$out/build.log" make -C "$src" -j"$JOBS" OUTPUT="$out" \
 	VMLINUX_BTF="$kobj_base/vmlinux" KDIR="$kobj_base" "${MAKE_CC[@]}" \
-	"$out/test_progs"
+	CLANG="$llvm_bin/clang" LLC="$llvm_bin/llc" LLVM_STRIP="$llvm_bin/llvm-strip" \
+	LLVM_OBJCOPY="$llvm_bin/llvm-objcopy" "$out/test_progs"
 phase_done
 
 # The test modules build in the source tree, through the kernel's own

@@ -197,8 +197,8 @@ merge_maintainers() {
 	' "$1"
 }
 
-# The one TAP writer: the logs of make check, make perf-test-compare and
-# make series-check.
+# The one TAP writer: the logs of make check, make check-bpf, make
+# perf-test-compare and make series-check.
 #   tap_begin [FILE]      start a log, in FILE (tap_end prints it), or
 #                         without one on stdout, line by line
 #   tap_print LINE...     lines as they are ("# " comments)

@@ -27,14 +27,9 @@ for m in "$out/testmod-$which"/*.ko; do
 	ln -sf "$m" "$work/${m##*/}"
 done
 
-# One name or glob per line; '#' starts a comment.
-names() {
-	sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$1" | paste -sd, -
-}
-
-args=(-a "${BPF_ONLY:-$(names "$lists/bpf-allow.txt")}")
-deny=$(names "$lists/bpf-deny.txt")
-[ -z "$deny" ] || args+=(-d "$deny")
+# test_progs reads the lists itself: a name or glob per line, '#' starts
+# a comment.
+args=(-a "${BPF_ONLY:-@$lists/bpf-allow.txt}" -d "@$lists/bpf-deny.txt")
 
 cd "$work" || exit 1
 echo "==> test_progs on the $which kernel ($(uname -r))"
