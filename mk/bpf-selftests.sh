@@ -49,8 +49,22 @@ cp -al "$BASE_TREE" "$tree"
 rm -f "$src/prog_tests/bpf_attr_size.c"
 
 phase "building test_progs from $src, log in $out/build.log"
+# The tests' dependency files name the skeletons relative to $out, where
+# the compiles run, and the next make, run in $src, cannot find them:
+# drop them.  Without them a test is built again only when its source
+# changes: what else it depends on, the base tree, its kernel and the LLVM that built
+# the skeletons it embeds, is the stamp below, and all is built again
+# when that changes.  Not through ccache either: a hit gives back such a
+# dependency file.
+stamp="$llvm $(cat "$BUILD_DIR/base.id") $(cat "$kobj_base/.config.id")"
+if [ "$(cat "$out/.stamp" 2>/dev/null)" != "$stamp" ]; then
+	rm -rf "$out"
+	mkdir -p "$out"
+	printf '%s\n' "$stamp" >"$out/.stamp"
+fi
+find "$out" -maxdepth 1 -name '*.test.d' -delete
 quiet_run "$out/build.log" make -C "$src" -j"$JOBS" OUTPUT="$out" \
-	VMLINUX_BTF="$kobj_base/vmlinux" KDIR="$kobj_base" "${MAKE_CC[@]}" \
+	VMLINUX_BTF="$kobj_base/vmlinux" KDIR="$kobj_base" CC=gcc HOSTCC=gcc \
 	CLANG="$llvm_bin/clang" LLC="$llvm_bin/llc" LLVM_STRIP="$llvm_bin/llvm-strip" \
 	LLVM_OBJCOPY="$llvm_bin/llvm-objcopy" "$out/test_progs"
 phase_done
