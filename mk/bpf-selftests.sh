@@ -52,10 +52,10 @@ phase "building test_progs from $src, log in $out/build.log"
 # The tests' dependency files name the skeletons relative to $out, where
 # the compiles run, and the next make, run in $src, cannot find them:
 # drop them.  Without them a test is built again only when its source
-# changes: what else it depends on, the base tree, its kernel and the LLVM that built
-# the skeletons it embeds, is the stamp below, and all is built again
-# when that changes.  Not through ccache either: a hit gives back such a
-# dependency file.
+# changes: what else it depends on (the base tree, its kernel, the LLVM
+# that built the skeletons it embeds) is the stamp below, and all is
+# built again when that changes.  Not through ccache either: a hit gives
+# back such a dependency file.
 stamp="$llvm $(cat "$BUILD_DIR/base.id") $(cat "$kobj_base/.config.id")"
 if [ "$(cat "$out/.stamp" 2>/dev/null)" != "$stamp" ]; then
 	rm -rf "$out"
