@@ -47,9 +47,11 @@ run_vm() {
 # test_progs printed a verdict for, keyed by its number too (two subtests
 # may share a name; the numbers are the tests' places in the binary, the
 # same in every run).  "OK (SKIP: n/m)" is OK: its skipped subtests have
-# their own lines.
+# their own lines.  test_progs prints the failed ones again after "All
+# error logs:": those are not read twice.
 verdicts() {
-	sed -n -E 's/^(#[0-9]+(\/[0-9]+)?) +(.*):(OK|SKIP|FAIL)( \(SKIP: [0-9]+\/[0-9]+\))?$/\1 \3\t\4/p' \
+	sed -n -E -e '/^All error logs:/q' \
+		-e 's/^(#[0-9]+(\/[0-9]+)?) +(.*):(OK|SKIP|FAIL)( \(SKIP: [0-9]+\/[0-9]+\))?$/\1 \3\t\4/p' \
 		"$1" 2>/dev/null
 }
 
