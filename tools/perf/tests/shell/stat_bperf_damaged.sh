@@ -39,21 +39,8 @@ kept() {
 	return $rc
 }
 
-# The workload: one process spinning for 1 s of wall time, which writes
-# to the file $1 the msec of CPU it had run when it began and when it
-# ended (utime + stime from /proc, in clock ticks of 1000 / $2 msec).
-cat >"$tmp/spin.sh" <<'SPIN'
-cputime() {
-	local st
-
-	read -ra st </proc/$BASHPID/stat
-	echo $(((st[13] + st[14]) * 1000 / $2)) >>"$1"
-}
-cputime "$@"
-end=$((${EPOCHREALTIME//[!0-9]/} + 1000000))
-while ((${EPOCHREALTIME//[!0-9]/} < end)); do :; done
-cputime "$@"
-SPIN
+# The workload: one process spinning for 1 s, which notes its CPU time.
+bperf_spin_script "$tmp/spin.sh"
 
 # refused WHAT PATTERN [perf stat options]: a session must fail, saying
 # PATTERN.
@@ -73,31 +60,36 @@ no_programs() {
 	[ "$n" = 0 ] || bperf_fail "$1: $n bperf programs still loaded"
 }
 
-# counts_right WHAT [LIVE]: a task session counts at least what its
-# workload ran from its first line to its last, and at most all it ran
-# plus its exit, which comes after its last reading (200 ms at most),
-# and a CPU-wide session counts as many CPUs utilized as there are,
-# within 10%; the maps are kept, and no program is loaded after them
-# unless a LIVE session holds them.
+# counts_right WHAT [LIVE]: a task session counts what its workload ran
+# (bperf_check_ran), and a CPU-wide session counts as many CPUs utilized
+# as there are, within 10%; the maps are kept, and no program is loaded
+# after them unless a LIVE session holds them.
 counts_right() {
-	local began ended n
-
 	rm -f "$tmp/task.cpu"
 	kept task -e task-clock -- bash "$tmp/spin.sh" "$tmp/task.cpu" "$hz" ||
 		bperf_fail "$1: task session failed: $(cat "$tmp/task.err")"
-	{ read -r began; read -r ended; } <"$tmp/task.cpu" ||
-		bperf_fail "$1: the workload did not run: $(cat "$tmp/task.err")"
-	n=$(bperf_get task task-clock)
-	echo "$1, task-clock of a workload: $n msec," \
-		"it ran $ended msec, $((ended - began)) in the loop"
-	awk -v n="$n" -v p="$ended" -v q=$((ended - began)) -v t=$((2000 / hz)) \
-		'BEGIN { exit !(n >= q * 0.95 - t && n <= p * 1.05 + t + 200) }' ||
-		bperf_fail "$1: the workload's task-clock, $n msec, is not what it ran"
+	bperf_check_spin "$1, a workload" task task-clock
 	kept cpu -e cpu-clock -a -- sleep 1 ||
 		bperf_fail "$1: CPU-wide session failed: $(cat "$tmp/cpu.err")"
 	bperf_check_util "$1, cpu-clock -a" "$(getconf _NPROCESSORS_ONLN)" cpu cpu-clock 10
 	[ -n "${2-}" ] || no_programs "$1"
 	[ -e "$dir/bperf_ctl" ] || bperf_fail "$1: the kept maps are gone"
+}
+
+# first_refused WHAT MAP PATTERN: beside MAP, a foreign map in the
+# directory, a first session that keeps nothing makes the attr map, is
+# refused, saying PATTERN, and removes what it made, not what it refused.
+first_refused() {
+	rm -f "$attr"
+	! bperf_stat foreign -e task-clock -- true ||
+		bperf_fail "$1: a first session succeeded"
+	grep -q -- "$3" "$tmp/foreign.err" ||
+		bperf_fail "$1: no '$3' in: $(cat "$tmp/foreign.err")"
+	no_programs "$1"
+	[ -e "$dir/$2" ] ||
+		bperf_fail "$1: a first session that keeps nothing removed the foreign $2"
+	[ ! -e "$attr" ] || bperf_fail "$1: the refused first session left its attr map"
+	echo "$1: refused, the map left alone"
 }
 
 # sids: the session ids in the session table, one a line; fails if
@@ -239,18 +231,9 @@ refused "alone, a tasks map of another layout" "bperf_tasks is not a map of this
 	-e task-clock -- true
 no_programs "alone, a tasks map of another layout"
 [ -e "$dir/bperf_tasks" ] || bperf_fail "the foreign tasks map was removed"
-# The same for a first session that keeps nothing: it makes the attr
-# map, is refused, and removes what it made, not what it refused.
-rm -f "$attr"
-! bperf_stat foreign -e task-clock -- true ||
-	bperf_fail "a first session beside a foreign tasks map succeeded"
-grep -q "bperf_tasks is not a map of this perf" "$tmp/foreign.err" ||
-	bperf_fail "first session: no clear error: $(cat "$tmp/foreign.err")"
-no_programs "first session, a tasks map of another layout"
-[ -e "$dir/bperf_tasks" ] ||
-	bperf_fail "a first session that keeps nothing removed the foreign tasks map"
-[ ! -e "$attr" ] || bperf_fail "the refused first session left its attr map"
-echo "first session, a tasks map of another layout: refused, the map left alone"
+# The same for a first session that keeps nothing.
+first_refused "first session, a tasks map of another layout" bperf_tasks \
+	"bperf_tasks is not a map of this perf"
 
 # A foreign map of the right name and sizes, but of another number of
 # entries: refused, and a first session that keeps nothing leaves it.
@@ -259,16 +242,8 @@ mkdir "$dir" || bperf_fail "cannot make $dir"
 bpftool map create "$dir/bperf_totals" type "$totals_type" key "$totals_key" \
 	value "$totals_value" entries $((totals_entries + 1)) name bperf_totals ||
 	bperf_fail "cannot create a map with bpftool"
-! bperf_stat foreign -e task-clock -- true ||
-	bperf_fail "a first session beside a foreign totals map succeeded"
-grep -q "bperf_totals is not a map of this perf.*entries" "$tmp/foreign.err" ||
-	bperf_fail "foreign totals map: no clear error: $(cat "$tmp/foreign.err")"
-no_programs "first session, a totals map of other entries"
-[ -e "$dir/bperf_totals" ] ||
-	bperf_fail "a first session that keeps nothing removed a foreign totals map" \
-		"of other entries"
-[ ! -e "$attr" ] || bperf_fail "the refused first session left its attr map"
-echo "first session, a totals map of other entries: refused, the map left alone"
+first_refused "first session, a totals map of other entries" bperf_totals \
+	"bperf_totals is not a map of this perf.*entries"
 rm -rf "$dir" "$attr"
 
 # Last, a session that keeps nothing leaves nothing.

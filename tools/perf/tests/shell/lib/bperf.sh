@@ -167,6 +167,54 @@ bperf_check_running() {
 		"$4" || bperf_fail "$1: running is not within $4% of the count"
 }
 
+# bperf_spin_script FILE: write to FILE a workload, run as "bash FILE
+# OUT HZ", of one process spinning for 1 s of wall time, which appends
+# to OUT the msec of CPU it had run when it began and when it ended
+# (utime + stime from /proc, in clock ticks of 1000 / HZ msec).
+bperf_spin_script() {
+	cat >"$1" <<'SPIN'
+cputime() {
+	local st
+
+	read -ra st </proc/$BASHPID/stat
+	echo $(((st[13] + st[14]) * 1000 / $2)) >>"$1"
+}
+cputime "$@"
+end=$((${EPOCHREALTIME//[!0-9]/} + 1000000))
+while ((${EPOCHREALTIME//[!0-9]/} < end)); do :; done
+cputime "$@"
+SPIN
+}
+
+# bperf_check_ran NAME N LOOP ALL [PCT]: N msec, what a session counted
+# of a workload, is not 0, at least LOOP, what the workload ran in its
+# own code, and at most ALL, what it ran since perf forked it (perf's
+# code before the exec included), plus its exit, which comes after its
+# last reading (200 ms at most, even on a debug kernel); with PCT percent
+# (5 if not given) and two clock ticks of slack, the workload's figures
+# being from /proc, in clock ticks.
+bperf_check_ran() {
+	local t=$((2000 / $(getconf CLK_TCK)))
+
+	awk -v n="$2" -v q="$3" -v p="$4" -v r="${5:-5}" -v t="$t" 'BEGIN {
+		exit !(n > 0 && n >= q * (1 - r / 100) - t &&
+		       n <= p * (1 + r / 100) + t + 200)
+	}' || bperf_fail "$1: counted $2 msec, not what ran: $4 msec in all, $3 of it checked"
+}
+
+# bperf_check_spin NAME OUT EVENT: the count of EVENT in OUT, a session
+# of the bperf_spin_script workload that wrote to OUT.cpu, is what the
+# workload ran (bperf_check_ran).
+bperf_check_spin() {
+	local began ended n
+
+	{ read -r began && read -r ended; } <"$bperf_tmp/$2.cpu" ||
+		bperf_fail "$1: the workload did not run: $(cat "$bperf_tmp/$2.err")"
+	n=$(bperf_get "$2" "$3") || exit 1
+	echo "$1: $n msec of $3, the workload ran $ended msec, $((ended - began)) in its loop"
+	bperf_check_ran "$1, $3" "$n" $((ended - began)) "$ended"
+}
+
 # bperf_until SECS CMD...: poll CMD every 0.1 s, SECS at most.
 bperf_until() {
 	local _
