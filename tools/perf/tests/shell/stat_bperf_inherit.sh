@@ -91,7 +91,7 @@ for s in noinh_ref noinh; do
 	parent=$(ran $s parent)
 	script=$((parent - $(ran $s start)))
 	echo "$s: $n msec of task-clock, the parent ran $parent msec, $script in the script"
-	bperf_check_ran "$s: --no-inherit, the parent" "$n" "$script" "$parent" 20
+	bperf_check_ran "$s, --no-inherit, the parent" "$n" "$script" "$parent" 20
 done
 
 # -p: the process forks its children only after both sessions attached.
