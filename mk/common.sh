@@ -197,6 +197,10 @@ merge_maintainers() {
 	' "$1"
 }
 
+# What a kernel splat looks like in a kernel log (grep -E): make check,
+# make check-debug and make check-bpf fail on one.
+splat_re='BUG:|WARNING:|Oops|KASAN|UBSAN|ODEBUG|possible circular locking|possible recursive locking|inconsistent lock state|Kernel panic|Call Trace:'
+
 # The one TAP writer: the logs of make check, make check-bpf, make
 # perf-test-compare and make series-check.
 #   tap_begin [FILE]      start a log, in FILE (tap_end prints it), or

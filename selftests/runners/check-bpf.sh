@@ -57,9 +57,8 @@ verdicts() {
 
 # splats DIR: the kernel splats in a run's log, without their timestamps
 # and numbers, so that the two kernels' can be compared.
-splat='BUG:|WARNING:|Oops|KASAN|UBSAN|ODEBUG|possible circular locking|possible recursive locking|inconsistent lock state|Kernel panic|Call Trace:'
 splats() {
-	grep -Eh "$splat" "$1/dmesg" 2>/dev/null |
+	grep -Eh "$splat_re" "$1/dmesg" 2>/dev/null |
 		sed -E 's/^\[ *[0-9]+\.[0-9]+\] //; s/0x[0-9a-f]+|[0-9]+/N/g' | sort -u
 }
 

@@ -114,9 +114,8 @@ fi
 
 # A splat anywhere in the guest kernel log fails the run.
 if [ -f "$res/job/dmesg" ]; then
-	splat='BUG:|WARNING:|Oops|KASAN|UBSAN|ODEBUG|possible circular locking|possible recursive locking|inconsistent lock state|Kernel panic|Call Trace:'
-	if grep -Eq "$splat" "$res/job/dmesg"; then
-		grep -E -m 5 "$splat" "$res/job/dmesg" | sed 's/^/#   /' >>"$tap"
+	if grep -Eq "$splat_re" "$res/job/dmesg"; then
+		grep -E -m 5 "$splat_re" "$res/job/dmesg" | sed 's/^/#   /' >>"$tap"
 		result fail "guest kernel log free of splats" "see $res/job/dmesg"
 	else
 		result ok "guest kernel log free of splats"
@@ -124,7 +123,7 @@ if [ -f "$res/job/dmesg" ]; then
 	# The debug kernel reports some things once, and a long run may push
 	# them out of the log buffer: look at its console too.
 	# Not anchored: a kernel line may follow a partial line of a test.
-	klog="\[ *[0-9]+\.[0-9]+\] .*($splat)"
+	klog="\[ *[0-9]+\.[0-9]+\] .*($splat_re)"
 	if [ "$kernel" != debug ]; then
 		:
 	elif grep -Eq "$klog" "$res/console.log"; then
