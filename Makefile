@@ -71,10 +71,18 @@ VM_KERNEL ?= applied
 run: $(VM_DEPS)
 	@$(VM) --kernel $(VM_KERNEL) --timeout 900 -- '$(TOP)/selftests/runners/demo.sh'
 
-# SERIES_CHECK=0 leaves out series-check (about a minute when warm).
+# SERIES_CHECK=0 leaves out series-check (about a minute when warm).  The
+# time of each part (build, VM and its parts, series-check) is printed at
+# the end, pass or fail; CHECK_T0 is when this make began.
+check: export CHECK_T0 := $(shell date +%s)
 check: $(VM_DEPS)
-	@$(TOP)/selftests/runners/check.sh
-	@$(if $(filter 0,$(SERIES_CHECK)),echo 'series-check skipped (SERIES_CHECK=0)',$(MK)/series-check.sh)
+	@rc=0; $(TOP)/selftests/runners/check.sh || rc=$$?; \
+	res=$$(readlink -f "$(BUILD_DIR)/results/latest"); \
+	if [ $$rc != 0 ]; then :; \
+	elif [ "$(SERIES_CHECK)" = 0 ]; then echo 'series-check skipped (SERIES_CHECK=0)'; \
+	else t=$$(date +%s); $(MK)/series-check.sh || rc=$$?; \
+		printf 'series-check\t%s\n' $$(($$(date +%s) - t)) >>"$$res/times"; fi; \
+	$(TOP)/selftests/runners/check-times.sh "$$res"; exit $$rc
 
 # The check suite on the debug kernel (selftests/vm/configs/debug.config), the stress
 # tests run for STRESS_SECS (60) seconds, kmemleak scanned at the end.

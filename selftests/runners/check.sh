@@ -36,11 +36,16 @@ ln -sfn "$res" "$BUILD_DIR/results/latest"
 tap=$res/check.tap
 phase "running the tests in the VM ($kernel kernel), console in $res/console.log"
 # Three vCPUs, so that the bperf test can offline the middle one.
+# $res/times: each part's seconds, for check-times.sh ('make check' prints
+# it at its end); the build's, if the Makefile says when it began.
+vm_t0=$(date +%s)
+[ -z "${CHECK_T0:-}" ] || printf 'build\t%s\n' $((vm_t0 - CHECK_T0)) >"$res/times"
 VM_CPUS=${VM_CPUS:-3} \
 	"$TOP/selftests/vm/run-vm.sh" --kernel "$kernel" --timeout "$timeout" \
 	--job "$res/job" --log "$res/console.log" -- \
 	"$guest_env${guest_env:+ }$TOP/selftests/runners/guest-check.sh"
 vm_rc=$?
+printf 'VM\t%s\n' $(($(date +%s) - vm_t0)) >>"$res/times"
 phase_done
 
 tap_begin "$tap"

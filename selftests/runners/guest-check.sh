@@ -4,7 +4,20 @@
 # the kernel's run_kselftest.sh, then the perf tests named in perf-tests.txt,
 # then the harness tests; on a kernel with kmemleak (make check-debug), a
 # leak scan at the end.  Raw output goes to the console and to $JOB;
-# check.sh judges it.
+# check.sh judges it.  $JOB/times gets each part's seconds, and
+# $JOB/perf-test-times each perf test's.
+
+# part NAME: the part before ends, NAME begins (none: the last one ends)
+part_name='' part_t0=0
+part() {
+	local now
+
+	now=$(date +%s)
+	[ -z "$part_name" ] || printf '%s\t%s\n' "$part_name" $((now - part_t0)) >>"$JOB/times"
+	part_name=$1 part_t0=$now
+}
+: >"$JOB/times"
+part "guest setup"
 
 # A hardware PMU is there if perf can count instructions.
 if perf stat -e instructions -x, -o /tmp/pmu-probe true 2>/dev/null &&
@@ -29,6 +42,7 @@ if [ -w "$kmemleak" ]; then
 		echo "kmemleak: cannot scan at the start" >"$JOB/kmemleak-error"
 fi
 
+part kselftests
 echo "==> kselftests"
 kst=$BUILD_DIR/kselftest
 : >"$JOB/kselftest-skipped"
@@ -54,6 +68,7 @@ else
 	echo "no kselftests installed in $kst"
 fi
 
+part "perf tests"
 echo "==> perf tests"
 # perf test finds its shell tests under ./tests/shell; run from a writable
 # copy, as some tests write to the current directory.
@@ -61,10 +76,14 @@ mkdir -p /tmp/perf-test/tests
 cp -r "$BUILD_DIR/src/tools/perf/tests/shell" /tmp/perf-test/tests/
 cd /tmp/perf-test || exit 1
 : >"$JOB/perf-test.log"
+: >"$JOB/perf-test-times"
 sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/selftests/runners/perf-tests.txt" |
 while IFS= read -r t; do
+	t0=$(date +%s)
 	perf test -vv "$t" </dev/null 2>&1 | tee -a "$JOB/perf-test.log"
+	printf '%s\t%s\n' $(($(date +%s) - t0)) "$t" >>"$JOB/perf-test-times"
 done
+part "harness tests"
 echo "==> harness tests"
 : >"$JOB/vm-tests.results"
 for t in "$TOP"/selftests/runners/vm-tests/*.sh; do
@@ -75,6 +94,7 @@ for t in "$TOP"/selftests/runners/vm-tests/*.sh; do
 		>>"$JOB/vm-tests.results"
 done
 if [ -w "$kmemleak" ]; then
+	part "kmemleak scan"
 	echo "==> kmemleak scan"
 	# two scans: an object is reported once it was seen unreferenced twice
 	if echo scan >"$kmemleak" && echo scan >"$kmemleak"; then
@@ -84,4 +104,5 @@ if [ -w "$kmemleak" ]; then
 	fi
 	echo "$(grep -c 'unreferenced object' "$JOB/kmemleak") suspected leaks"
 fi
+part ''
 echo "==> tests done"

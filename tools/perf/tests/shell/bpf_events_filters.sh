@@ -108,15 +108,21 @@ PROG_EVENTS, LINK_EVENTS = ("prog_load", "prog_unload"), ("link_attach", "link_d
 all_prog = [(ev, p) for p in progs for ev in PROG_EVENTS]
 all_link = [(ev, l) for l in links for ev in LINK_EVENTS]
 
-# libbpf probes what the kernel supports with programs of its own, a
-# nameless one and libbpf_nametest, loaded and closed by the workload
-def probe(e):
-    return (e["event"] in PROG_EVENTS and e["prog_id"] not in progs and e["pid"] == wl and
-            (e["prog_name"] == "" or e["prog_name"].startswith("libbpf_")))
-
 pid = [json.loads(l) for l in open(f"{tmp}/pid.out")]
+# libbpf probes what the kernel supports with programs of its own, a
+# nameless one and libbpf_nametest: the programs the workload loaded
+# besides its five.  Their unloads are whoever dropped the last
+# reference: the workload, or perf bpf events while it looked one up.
+ids = {e["prog_id"] for e in pid
+       if e["event"] == "prog_load" and e["pid"] == wl and e["prog_id"] not in progs}
+def probe(e):
+    return e["event"] in PROG_EVENTS and e["prog_id"] in ids
+
 probes = [e for e in pid if probe(e)]
-ids = {e["prog_id"] for e in probes}
+bad = [e["prog_name"] for e in probes
+       if e["prog_name"] != "" and not e["prog_name"].startswith("libbpf_")]
+if bad:
+    errors.append(f"-p {wl}: programs loaded besides its own that are not libbpf's probes: {bad}")
 if sorted(key(e) for e in probes) != sorted((ev, i) for i in ids for ev in PROG_EVENTS):
     errors.append(f"-p {wl}: libbpf's probes not loaded and unloaded once each: {probes}")
 print(f"-p {wl}: libbpf's probes: {[(e['event'], e['prog_name']) for e in probes]}")
