@@ -7,6 +7,10 @@
 # The VM's boot and shutdown are what its parts leave of its time.
 res=${1:?usage: check-times.sh RESULTS}
 [ -f "$res/times" ] || exit 0
+files=("$res/times")
+for f in "$res/job/times" "$res/job/perf-test-times"; do
+	[ -s "$f" ] && files+=("$f")
+done
 
 awk -F'\t' -v job="$res/job" '
 	FILENAME ~ /job\/times$/ { guest[++ng] = $1; gsecs[ng] = $2; inside += $2; next }
@@ -36,5 +40,4 @@ awk -F'\t' -v job="$res/job" '
 				printf "        %s%5d s  %s\n",
 				       j == 1 ? "slowest: " : "         ", slow[j], sname[j]
 		}
-	}' "$res/times" $(for f in "$res/job/times" "$res/job/perf-test-times"; do
-		[ -s "$f" ] && echo "$f"; done)
+	}' "${files[@]}"
