@@ -130,6 +130,7 @@ struct bpf_prog_desc {
 	u8			tag[BPF_TAG_SIZE];
 	char			*name;
 	bool			wanted;		/* a record of it passed -p or a command's */
+	bool			gone;		/* found gone: not to be asked for again */
 };
 
 struct bpf_link_desc {
@@ -139,6 +140,7 @@ struct bpf_link_desc {
 	u32			attach_type;	/* enum bpf_attach_type */
 	char			*target;	/* what it is attached to, for people */
 	bool			wanted;		/* a record of it passed -p or a command's */
+	bool			gone;		/* read_links: gone when its record was read */
 	bool			info_known;	/* the fields below are the kernel's */
 	/* the numbers behind the target, for -j, by link type */
 	u64			cgroup_id;
@@ -1004,6 +1006,10 @@ static void bpf_events__forget_prog(struct bpf_events *ev, u32 id)
 
 	hashmap__delete(ev->progs, id, NULL, &prog);
 	bpf_prog_desc__delete(prog);
+	/* and what a link record read of it, if it was not delivered */
+	prog = NULL;
+	hashmap__delete(ev->read_progs, id, NULL, &prog);
+	bpf_prog_desc__delete(prog);
 }
 
 static struct bpf_link_desc *bpf_events__link(struct bpf_events *ev, u32 id)
@@ -1073,7 +1079,7 @@ static void bpf_events__snapshot(struct bpf_events *ev)
 			bpf_events__forget_prog(ev, id);
 	}
 	id = 0;
-	while (!bpf_link_get_next_id(id, &id)) {
+	while (ev->show_links && !bpf_link_get_next_id(id, &id)) {
 		link = bpf_events__link(ev, id);
 		if (link && bpf_events__learn_link(ev, link))
 			bpf_events__forget_link(ev, id);
@@ -1298,33 +1304,79 @@ static void bpf_events__ksymbol(struct bpf_events *ev, union perf_event *event,
 	ks->len += len;
 }
 
+/*
+ * Take what the kernel said of program @prog when a record of it was
+ * read: false if it was not asked; *@gone if the program was gone then
+ * (ids are not reused: there is no need to ask again).
+ */
+static bool bpf_events__take_read_prog(struct bpf_events *ev, struct bpf_prog_desc *prog,
+				       char **ksym, bool *gone)
+{
+	struct bpf_prog_desc *seen;
+	char *full = NULL;
+
+	if (!hashmap__delete(ev->read_progs, prog->id, NULL, &seen))
+		return false;
+	*gone = seen->gone;
+	if (seen->gone) {
+		prog->gone = true;
+		bpf_prog_desc__delete(seen);
+		return true;
+	}
+	/* a name bpf_prog_info cut: the whole one, if a KSYMBOL record told it */
+	if (strlen(seen->name) == BPF_OBJ_NAME_LEN - 1) {
+		if (ksym && *ksym && strstarts(*ksym, seen->name)) {
+			full = *ksym;
+			*ksym = NULL;
+		} else if (prog->name && strstarts(prog->name, seen->name)) {
+			full = prog->name;
+			prog->name = NULL;
+		}
+	}
+	seen->wanted = prog->wanted;
+	free(prog->name);
+	*prog = *seen;
+	free(seen);
+	if (full) {
+		free(prog->name);
+		prog->name = full;
+	}
+	return true;
+}
+
 static void bpf_events__prog_record(struct bpf_events *ev, union perf_event *event,
 				    struct perf_sample *sample, bool load)
 {
 	struct perf_record_bpf_event *bpf = &event->bpf;
-	struct bpf_prog_desc *prog, *seen, gone_prog = { .id = bpf->id };
+	struct bpf_prog_desc *prog, gone_prog = { .id = bpf->id };
 	char *ksym = bpf_events__take_ksym(ev, sample, bpf->tag);
-	bool gone = false;
+	bool gone = false, task;
 	int err;
 
 	prog = bpf_events__prog(ev, bpf->id);
-	if (!prog) {
+	if (!prog)
 		prog = &gone_prog;
-	} else if (load && hashmap__delete(ev->read_progs, bpf->id, NULL, &seen)) {
+	task = bpf_events__wanted_task(ev, sample, &prog->wanted, !load);
+	if (prog == &gone_prog) {
+		/* no memory to keep it */
+	} else if (load && bpf_events__take_read_prog(ev, prog, &ksym, &gone)) {
 		/* what the kernel said when the record was read */
-		seen->wanted = prog->wanted;
-		free(prog->name);
-		*prog = *seen;
-		free(seen);
-		if (ksym && strlen(prog->name) == BPF_OBJ_NAME_LEN - 1 &&
-		    strstarts(ksym, prog->name)) {
-			free(prog->name);
-			prog->name = ksym;
-			ksym = NULL;
+		if (gone) {
+			prog->type_known = false;
+			zfree(&prog->name);
 		}
+	} else if (load && (!task || !ev->show_progs)) {
+		/*
+		 * Not shown: no look-up, which would hold the program for a
+		 * moment (see bpf_events__read_record()).  A link record
+		 * that shows it later looks it up then.
+		 */
+		prog->type_known = false;
+		zfree(&prog->name);
 	} else if (load) {
 		err = bpf_events__learn_prog(prog, ksym);
 		gone = err == -ENOENT;
+		prog->gone = gone;
 		/* a new program behind an id we knew: forget the old one's type */
 		if (err)
 			prog->type_known = false;
@@ -1337,8 +1389,7 @@ static void bpf_events__prog_record(struct bpf_events *ev, union perf_event *eve
 	}
 	free(ksym);
 
-	if (ev->show_progs && bpf_events__wanted_task(ev, sample, &prog->wanted, !load) &&
-	    bpf_events__wanted_prog(ev, prog)) {
+	if (ev->show_progs && task && bpf_events__wanted_prog(ev, prog)) {
 		ev->counts[bpf->type]++;
 		bpf_events__print(ev, sample, perf_bpf_event__name(bpf->type), prog, NULL, 0, gone);
 	}
@@ -1369,27 +1420,40 @@ static void bpf_events__link_record(struct bpf_events *ev, union perf_event *eve
 	struct perf_record_bpf_link_event *bpf = &event->bpf_link;
 	struct bpf_prog_desc *prog, no_prog = { .id = bpf->bpf.id };
 	struct bpf_link_desc *link, *seen, no_link = { .id = bpf->link_id };
-	bool known, gone = false;
+	bool known, gone = false, prog_gone, shown;
 	u32 attach_type;
 	int err;
-
-	prog = bpf_events__prog(ev, bpf->bpf.id);
-	if (!prog)
-		prog = &no_prog;
-	else if (!prog->name && bpf_events__learn_prog(prog, NULL))
-		prog->name = strdup("");
-	memcpy(prog->tag, bpf->bpf.tag, BPF_TAG_SIZE);
 
 	known = hashmap__find(ev->links, bpf->link_id, NULL);
 	link = bpf_events__link(ev, bpf->link_id);
 	if (!link)
 		link = &no_link;
+	/* whether it can be shown, as far as the record tells */
+	shown = ev->show_links && bpf_events__wanted_task(ev, sample, &link->wanted, !attach);
+
+	prog = bpf_events__prog(ev, bpf->bpf.id);
+	if (!prog)
+		prog = &no_prog;
+	/* unless known, not to be had, not needed, or told when the record was read */
+	if (prog != &no_prog && !prog->type_known && !prog->gone && prog->id && shown &&
+	    !bpf_events__take_read_prog(ev, prog, NULL, &prog_gone)) {
+		err = bpf_events__learn_prog(prog, NULL);
+		prog->gone = err == -ENOENT;
+		if (err && !prog->name)
+			prog->name = strdup("");
+	}
+	memcpy(prog->tag, bpf->bpf.tag, BPF_TAG_SIZE);
+	shown = shown && bpf_events__wanted_prog(ev, prog);
+
 	/* a detach record shows the target the link had: learn it now only if new */
 	if (attach && hashmap__delete(ev->read_links, bpf->link_id, NULL, &seen)) {
+		gone = seen->gone;
 		seen->wanted = link->wanted;
 		free(link->target);
 		*link = *seen;
 		free(seen);
+	} else if (!shown) {
+		/* not shown: no look-up, which would hold the link for a moment */
 	} else if (attach || !known) {
 		err = bpf_events__learn_link(ev, link);
 		gone = attach && err == -ENOENT;
@@ -1411,8 +1475,7 @@ static void bpf_events__link_record(struct bpf_events *ev, union perf_event *eve
 	link->prog_id = bpf->bpf.id;
 	link->type = bpf->link_type;
 
-	if (ev->show_links && bpf_events__wanted_task(ev, sample, &link->wanted, !attach) &&
-	    bpf_events__wanted_prog(ev, prog)) {
+	if (shown) {
 		ev->counts[bpf->bpf.type]++;
 		bpf_events__print(ev, sample, perf_bpf_event__name(bpf->bpf.type), prog, link,
 				  attach_type, gone);
@@ -1587,34 +1650,68 @@ static int bpf_events__deliver(struct ordered_events *oe, struct ordered_event *
 	return 0;
 }
 
+/* Look program @id up now, for its load or link record when it is delivered */
+static void bpf_events__read_prog(struct bpf_events *ev, u32 id)
+{
+	struct bpf_prog_desc *prog;
+	int err;
+
+	/* asked already, for another record of it not delivered yet */
+	if (hashmap__find(ev->read_progs, id, NULL))
+		return;
+	prog = zalloc(sizeof(*prog));
+	if (!prog)
+		return;
+	prog->id = id;
+	err = bpf_events__learn_prog(prog, NULL);
+	prog->gone = err == -ENOENT;
+	if ((err && !prog->gone) || hashmap__add(ev->read_progs, prog->id, prog))
+		bpf_prog_desc__delete(prog);
+}
+
 /*
  * A load or attach record is delivered half a second after it is read, in
  * time order: ask the kernel about its program or link as soon as it is
  * read, while it is more likely to be there still.
+ *
+ * A look-up holds the object for a moment: when its owner lets go of it
+ * meanwhile, this process drops the last reference, and the kernel writes
+ * the unload or detach as this process's, a little later.  So look up
+ * only what can be shown: not a record of a process -p leaves out, nor a
+ * program --type link would show only with a link (looked up with its
+ * first link then, which holds it), nor a link of a program --name
+ * leaves out, when the program is known by then.
  */
 static void bpf_events__read_record(struct bpf_events *ev, union perf_event *event)
 {
-	struct bpf_prog_desc *prog, *old_prog = NULL;
 	struct bpf_link_desc *link, *old_link = NULL;
+	struct bpf_prog_desc *prog;
+	struct perf_sample sample;
+	u32 prog_id = event->bpf.id;
+	int err;
+
+	if (ev->pids && !evlist__parse_sample(ev->evlist, event, &sample) &&
+	    !intlist__has_entry(ev->pids, sample.pid))
+		return;
 
 	if (event->bpf.type == PERF_BPF_EVENT_PROG_LOAD) {
-		prog = zalloc(sizeof(*prog));
-		if (!prog)
-			return;
-		prog->id = event->bpf.id;
-		if (bpf_events__learn_prog(prog, NULL) ||
-		    hashmap__set(ev->read_progs, prog->id, prog, NULL, &old_prog)) {
-			bpf_prog_desc__delete(prog);
-			return;
-		}
-		bpf_prog_desc__delete(old_prog);
+		if (ev->show_progs)
+			bpf_events__read_prog(ev, prog_id);
 	} else if (event->bpf.type == PERF_BPF_EVENT_LINK_ATTACH &&
-		   bpf_events__has_link_fields(ev, event)) {
+		   bpf_events__has_link_fields(ev, event) && ev->show_links) {
+		if (!hashmap__find(ev->progs, prog_id, &prog))
+			prog = NULL;
+		if (prog && prog->name && !bpf_events__wanted_prog(ev, prog))
+			return;
+		if (prog_id && (!prog || (!prog->type_known && !prog->gone)))
+			bpf_events__read_prog(ev, prog_id);
 		link = zalloc(sizeof(*link));
 		if (!link)
 			return;
 		link->id = event->bpf_link.link_id;
-		if (bpf_events__learn_link(ev, link) ||
+		err = bpf_events__learn_link(ev, link);
+		link->gone = err == -ENOENT;
+		if ((err && !link->gone) ||
 		    hashmap__set(ev->read_links, link->id, link, NULL, &old_link)) {
 			bpf_link_desc__delete(link);
 			return;
