@@ -13,7 +13,8 @@
 #  - perf bpf events -a: at most one look-up of each program and each
 #    link it shows, when its load or attach record is read (not again
 #    for a program's link, nor when the record is shown, even if the
-#    object was gone by then);
+#    object was gone by then), and one more of the program of a tracing
+#    link (fentry), whose target is read from the program's info;
 #  - perf bpf events -p P: one look-up of a program per load of P's it
 #    shows, none of a link;
 #  - perf bpf events --type prog: no look-up of a link, and some of
@@ -136,16 +137,19 @@ def lookups(name):
         sys.exit(f"FAIL: perf stat ({name}) did not count both: {rows}")
     return counts
 
-def shown(name, event):
-    return sum(1 for l in open(f"{tmp}/{name}.out") if json.loads(l)["event"] == event)
+def shown(name, event, link_type=None):
+    return sum(1 for e in map(json.loads, open(f"{tmp}/{name}.out"))
+               if e["event"] == event and link_type in (None, e.get("link_type")))
 
 progs, links = lookups("all")
 loads, attaches = shown("all", "prog_load"), shown("all", "link_attach")
-print(f"-a: {loads} loads and {attaches} attaches shown, {progs} program and {links} link "
-      "look-ups")
-if not 0 < progs <= loads or not 0 < links <= attaches:
-    errors.append(f"-a: {progs} program look-ups for {loads} loads shown, {links} link "
-                  f"look-ups for {attaches} attaches, want one at most each, and some")
+tracing = shown("all", "link_attach", "tracing")
+print(f"-a: {loads} loads and {attaches} attaches ({tracing} tracing) shown, {progs} program "
+      f"and {links} link look-ups")
+if not 0 < progs <= loads + tracing or not 0 < links <= attaches:
+    errors.append(f"-a: {progs} program look-ups for {loads} loads and {tracing} tracing "
+                  f"links shown, {links} link look-ups for {attaches} attaches, want one at "
+                  "most each, and some")
 
 progs, links = lookups("pid")
 loads = shown("pid", "prog_load")
