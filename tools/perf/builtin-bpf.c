@@ -1306,8 +1306,8 @@ static void bpf_events__ksymbol(struct bpf_events *ev, union perf_event *event,
 
 /*
  * Take what the kernel said of program @prog when a record of it was
- * read: false if it was not asked; *@gone if the program was gone then
- * (ids are not reused: there is no need to ask again).
+ * read: false if it was not asked; *@gone, if @gone is given, whether the
+ * program was gone then (ids are not reused: no need to ask again).
  */
 static bool bpf_events__take_read_prog(struct bpf_events *ev, struct bpf_prog_desc *prog,
 				       char **ksym, bool *gone)
@@ -1317,7 +1317,8 @@ static bool bpf_events__take_read_prog(struct bpf_events *ev, struct bpf_prog_de
 
 	if (!hashmap__delete(ev->read_progs, prog->id, NULL, &seen))
 		return false;
-	*gone = seen->gone;
+	if (gone)
+		*gone = seen->gone;
 	if (seen->gone) {
 		prog->gone = true;
 		bpf_prog_desc__delete(seen);
@@ -1359,17 +1360,14 @@ static void bpf_events__prog_record(struct bpf_events *ev, union perf_event *eve
 	task = bpf_events__wanted_task(ev, sample, &prog->wanted, !load);
 	if (prog == &gone_prog) {
 		/* no memory to keep it */
-	} else if (load && bpf_events__take_read_prog(ev, prog, &ksym, &gone)) {
+	} else if (load && bpf_events__take_read_prog(ev, prog, &ksym, &gone) && !gone) {
 		/* what the kernel said when the record was read */
-		if (gone) {
-			prog->type_known = false;
-			zfree(&prog->name);
-		}
-	} else if (load && (!task || !ev->show_progs)) {
+	} else if (load && (gone || !task || !ev->show_progs)) {
 		/*
-		 * Not shown: no look-up, which would hold the program for a
-		 * moment (see bpf_events__read_record()).  A link record
-		 * that shows it later looks it up then.
+		 * Gone when its record was read, or not shown: no look-up,
+		 * which would hold the program for a moment (see
+		 * bpf_events__read_record()).  A link record that shows it
+		 * later looks it up then, unless it is gone.
 		 */
 		prog->type_known = false;
 		zfree(&prog->name);
@@ -1420,7 +1418,7 @@ static void bpf_events__link_record(struct bpf_events *ev, union perf_event *eve
 	struct perf_record_bpf_link_event *bpf = &event->bpf_link;
 	struct bpf_prog_desc *prog, no_prog = { .id = bpf->bpf.id };
 	struct bpf_link_desc *link, *seen, no_link = { .id = bpf->link_id };
-	bool known, gone = false, prog_gone, shown;
+	bool known, gone = false, shown;
 	u32 attach_type;
 	int err;
 
@@ -1436,7 +1434,7 @@ static void bpf_events__link_record(struct bpf_events *ev, union perf_event *eve
 		prog = &no_prog;
 	/* unless known, not to be had, not needed, or told when the record was read */
 	if (prog != &no_prog && !prog->type_known && !prog->gone && prog->id && shown &&
-	    !bpf_events__take_read_prog(ev, prog, NULL, &prog_gone)) {
+	    !bpf_events__take_read_prog(ev, prog, NULL, NULL)) {
 		err = bpf_events__learn_prog(prog, NULL);
 		prog->gone = err == -ENOENT;
 		if (err && !prog->name)
