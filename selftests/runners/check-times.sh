@@ -3,7 +3,8 @@
 # check-times.sh RESULTS: how long each part of 'make check' took, from
 # RESULTS/times (build, VM, series-check: written by check.sh and the
 # Makefile), RESULTS/job/times (the parts inside the VM, by
-# guest-check.sh) and RESULTS/job/perf-test-times (each perf test).
+# guest-check.sh) and RESULTS/job/perf-test-times (each line of
+# perf-tests.txt).
 # The VM's boot and shutdown are what its parts leave of its time.
 res=${1:?usage: check-times.sh RESULTS}
 [ -f "$res/times" ] || exit 0
@@ -12,7 +13,7 @@ for f in "$res/job/times" "$res/job/perf-test-times"; do
 	[ -s "$f" ] && files+=("$f")
 done
 
-awk -F'\t' -v job="$res/job" '
+awk -F'\t' '
 	FILENAME ~ /job\/times$/ { guest[++ng] = $1; gsecs[ng] = $2; inside += $2; next }
 	FILENAME ~ /perf-test-times$/ { if (np < 5 || $1 > slow[5]) add($1, $2); next }
 	{ host[++nh] = $1; hsecs[nh] = $2; total += $2 }
