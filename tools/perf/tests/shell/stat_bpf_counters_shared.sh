@@ -7,8 +7,8 @@
 # loading a second set, and each must count what a plain perf stat counts
 # over the same interval.  Once both are gone, nothing stays pinned.  The
 # sessions start at different times (bperf takes longer to set up), so
-# each workload stamps when it began and ended, and the counts are
-# compared as rates over those intervals.
+# the counts are compared as CPUs utilized: each over its session's own
+# elapsed time.
 
 set -u
 # shellcheck source=lib/bperf.sh
