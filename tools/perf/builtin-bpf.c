@@ -637,31 +637,6 @@ static void bpf_resolver__exit(struct bpf_resolver *res)
 	btf__free(res->vmlinux);
 }
 
-/*
- * Whether the running kernel writes link records: its BTF knows the type;
- * -1 if it cannot tell
- */
-static int kernel_has_link_records(struct bpf_resolver *res)
-{
-	struct btf *btf = bpf_resolver__vmlinux(res);
-	const struct btf_type *t;
-	const struct btf_enum *e;
-	int id, i;
-
-	if (!btf)
-		return -1;
-	id = btf__find_by_name_kind(btf, "perf_bpf_event_type", BTF_KIND_ENUM);
-	if (id < 0)
-		return -1;
-	t = btf__type_by_id(btf, id);
-	e = btf_enum(t);
-	for (i = 0; i < btf_vlen(t); i++, e++) {
-		if (!strcmp(btf__name_by_offset(btf, e->name_off), "PERF_BPF_EVENT_LINK_ATTACH"))
-			return 1;
-	}
-	return 0;
-}
-
 /* Link descriptions */
 
 static void bpf_link_desc__delete(struct bpf_link_desc *link)
@@ -1771,6 +1746,15 @@ static int bpf_side_band__read(struct evlist *evlist, int *err)
 	return n;
 }
 
+/*
+ * Whether the side-band event gets link records: the kernel took
+ * attr.bpf_event_ext, which perf's fallback drops where it is unknown.
+ */
+static bool bpf_side_band__has_links(struct evlist *evlist)
+{
+	return evlist__first(evlist)->core.attr.bpf_event_ext;
+}
+
 static int bpf_events__read(struct bpf_events *ev)
 {
 	return bpf_side_band__read(ev->evlist, &ev->err);
@@ -1832,6 +1816,7 @@ static int bpf_events__open(struct bpf_events *ev, struct target *target)
 		.sample_type	= PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU,
 		.sample_id_all	= 1,
 		.bpf_event	= 1,
+		.bpf_event_ext	= 1,
 		.ksymbol	= 1,
 		.comm		= 1,
 		.task		= 1,
@@ -2104,7 +2089,8 @@ static int cmd_bpf_events(int argc, const char **argv)
 	};
 	struct sigaction act = { .sa_handler = bpf_events__signal };
 	bool workload;
-	int has_links, err;
+	bool has_links;
+	int err;
 	char msg[BUFSIZ];
 
 	argc = parse_options(argc, argv, options, usage, PARSE_OPT_STOP_AT_NON_OPTION);
@@ -2163,16 +2149,14 @@ static int cmd_bpf_events(int argc, const char **argv)
 	if (err)
 		goto out;
 
-	has_links = kernel_has_link_records(&ev.res);
-	if (has_links == 0 && !ev.show_progs) {
+	has_links = bpf_side_band__has_links(ev.evlist);
+	if (!has_links && !ev.show_progs) {
 		pr_err("perf bpf events: --type link: this kernel writes no link records\n");
 		err = -EOPNOTSUPP;
 		goto out;
 	}
-	if (has_links == 0 && ev.show_links)
-		pr_warning("perf bpf events: this kernel writes no link records (PERF_BPF_EVENT_LINK_ATTACH): showing program records only\n");
-	if (has_links < 0 && ev.show_links)
-		pr_warning("perf bpf events: without the kernel's BTF, cannot tell whether it writes link records\n");
+	if (!has_links && ev.show_links)
+		pr_warning("perf bpf events: this kernel writes no link records (attr.bpf_event_ext): showing program records only\n");
 
 	sigaction(SIGINT, &act, NULL);
 	sigaction(SIGTERM, &act, NULL);
@@ -4096,6 +4080,7 @@ static int cmd_bpf_top(int argc, const char **argv)
 		.size		= sizeof(attr),
 		.sample_id_all	= 1,
 		.bpf_event	= 1,
+		.bpf_event_ext	= 1,
 		.watermark	= 1,
 		.wakeup_watermark = 1,
 	};
@@ -4197,13 +4182,13 @@ static int cmd_bpf_top(int argc, const char **argv)
 	top.progs = id_map();
 	if (!top.progs)
 		goto out;
-	/* without link records, links are looked for at each refresh */
-	top.links_always = kernel_has_link_records(&top.res) != 1;
 	/* the records first, then the programs there: none falls in between */
 	err = bpf_side_band__open(&top.evlist, &attr, bpf_top__record, &top, &target,
 				  top.mmap_pages, "top");
 	if (err)
 		goto out;
+	/* without link records, links are looked for at each refresh */
+	top.links_always = !bpf_side_band__has_links(top.evlist);
 	while (!bpf_prog_get_next_id(top.last_id, &top.last_id))
 		;
 

@@ -4,6 +4,10 @@
  * and PERF_RECORD_KSYMBOL (a dummy software event with bpf_event and
  * ksymbol set, which never samples), reading its ring, finding records,
  * loading small programs, and one bounded wait.
+ *
+ * A listener asks for link records with attr.bpf_event_ext; one that sets
+ * bpf_event alone is a reader of Linux 6.12's records, and must get
+ * nothing else.
  */
 #ifndef __PERF_EVENTS_BPF_EVENT_H
 #define __PERF_EVENTS_BPF_EVENT_H
@@ -44,6 +48,16 @@ struct sb_sample_id {
 	__u64 id;
 };
 
+/* What a listener asks for of PERF_RECORD_BPF_EVENT. */
+enum sb_bpf {
+	SB_BPF_NONE,		/* no BPF_EVENT records */
+	SB_BPF_PROGS,		/* attr.bpf_event: Linux 6.12's records */
+	SB_BPF_LINKS,		/* and attr.bpf_event_ext: link records too */
+};
+
+/* Linux 6.12's BPF_EVENT body: type, flags, id and tag, then sample_id. */
+#define SB_BPF_PROG_BODY	(2 + 2 + 4 + BPF_TAG_SIZE)
+
 /* One record read back from a ring, with the fields the tests look at. */
 struct sb_record {
 	__u32 type;
@@ -67,6 +81,11 @@ struct sb_record {
 		} ksym;
 	};
 	struct sb_sample_id sid;
+	/*
+	 * BPF_EVENT: the sample_id where a reader that parses forward by
+	 * Linux 6.12's layout finds it, right after the tag
+	 */
+	struct sb_sample_id fwd;
 	size_t body;			/* bytes between header and sample_id */
 };
 
@@ -158,7 +177,7 @@ static inline int ring_map(struct sb_listener *l, int pages)
  * The event of a side-band listener, for this task (cpu -1) or a whole
  * CPU (pid -1): its fd, or -errno.
  */
-static inline int sb_event_open(bool bpf_event, bool ksymbol, pid_t pid,
+static inline int sb_event_open(enum sb_bpf bpf, bool ksymbol, pid_t pid,
 				int cpu)
 {
 	struct perf_event_attr attr = {
@@ -168,7 +187,8 @@ static inline int sb_event_open(bool bpf_event, bool ksymbol, pid_t pid,
 		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			       PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER,
 		.sample_id_all = 1,
-		.bpf_event = bpf_event,
+		.bpf_event = bpf != SB_BPF_NONE,
+		.bpf_event_ext = bpf == SB_BPF_LINKS,
 		.ksymbol = ksymbol,
 		/* one clock for all CPUs, to order their records */
 		.use_clockid = 1,
@@ -183,13 +203,13 @@ static inline int sb_event_open(bool bpf_event, bool ksymbol, pid_t pid,
  * Open a side-band listener with a ring of pages data pages (a power of
  * two), for this task (cpu -1) or a whole CPU (pid -1).  0 or -errno.
  */
-static inline int sb_open_pages(struct sb_listener *l, bool bpf_event,
+static inline int sb_open_pages(struct sb_listener *l, enum sb_bpf bpf,
 				bool ksymbol, pid_t pid, int cpu, int pages)
 {
 	int err;
 
 	memset(l, 0, sizeof(*l));
-	l->fd = sb_event_open(bpf_event, ksymbol, pid, cpu);
+	l->fd = sb_event_open(bpf, ksymbol, pid, cpu);
 	if (l->fd < 0)
 		return l->fd;
 	err = ring_map(l, pages);
@@ -200,10 +220,10 @@ static inline int sb_open_pages(struct sb_listener *l, bool bpf_event,
 	return err;
 }
 
-static inline int sb_open(struct sb_listener *l, bool bpf_event, bool ksymbol,
+static inline int sb_open(struct sb_listener *l, enum sb_bpf bpf, bool ksymbol,
 			  pid_t pid, int cpu)
 {
-	return sb_open_pages(l, bpf_event, ksymbol, pid, cpu, RING_PAGES);
+	return sb_open_pages(l, bpf, ksymbol, pid, cpu, RING_PAGES);
 }
 
 static inline void sb_close(struct sb_listener *l)
@@ -306,6 +326,10 @@ static inline void sb_parse(struct sb_listener *l, const char *buf,
 		memcpy(&r->bpf, hdr + 1,
 		       body < sizeof(r->bpf) ? body : sizeof(r->bpf));
 		r->body = body;
+		if (size >= sizeof(*hdr) + SB_BPF_PROG_BODY + sizeof(r->fwd))
+			memcpy(&r->fwd,
+			       (const char *)(hdr + 1) + SB_BPF_PROG_BODY,
+			       sizeof(r->fwd));
 	} else {
 		const char *p = (const char *)(hdr + 1);
 		int name_max = size - sizeof(*hdr) - 16 - sizeof(r->sid);
@@ -427,7 +451,7 @@ static inline bool sb_has_link(struct sb_listener *l, __u16 type,
 	return sb_find_link(l, 0, type, link_id) >= 0;
 }
 
-static inline int sb_cpus_open(struct sb_cpus *c)
+static inline int sb_cpus_open_bpf(struct sb_cpus *c, enum sb_bpf bpf)
 {
 	int err;
 
@@ -438,13 +462,19 @@ static inline int sb_cpus_open(struct sb_cpus *c)
 	for (int i = 0; i < c->nr; i++)
 		c->l[i].fd = -1;
 	for (int i = 0; i < c->nr; i++) {
-		err = sb_open(&c->l[i], true, false, -1, i);
+		err = sb_open(&c->l[i], bpf, false, -1, i);
 		if (err == -ENODEV)	/* offline CPU */
 			c->l[i].fd = -1;
 		else if (err)
 			return err;
 	}
 	return 0;
+}
+
+/* A listener on every online CPU that asks for link records too. */
+static inline int sb_cpus_open(struct sb_cpus *c)
+{
+	return sb_cpus_open_bpf(c, SB_BPF_LINKS);
 }
 
 static inline void sb_cpus_close(struct sb_cpus *c)

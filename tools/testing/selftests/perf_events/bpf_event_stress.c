@@ -167,7 +167,7 @@ static int ring_open(struct ring *r, int cpu, int pages)
 	void *p;
 
 	r->cpu = cpu;
-	r->fd = sb_event_open(true, false, -1, cpu);
+	r->fd = sb_event_open(SB_BPF_LINKS, false, -1, cpu);
 	if (r->fd < 0)
 		return r->fd;
 	if (ioctl(r->fd, PERF_EVENT_IOC_ID, &r->id))

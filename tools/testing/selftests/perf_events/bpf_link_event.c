@@ -9,7 +9,9 @@
  * stops being attached.  The test checks that exactly one LINK_ATTACH and
  * exactly one LINK_DETACH are written for the link, that they say the
  * link type and the attach type the uapi header promises for the kind,
- * and that they come between the program's load and unload.
+ * and that they come between the program's load and unload.  A listener
+ * that asks for bpf_event alone, as every reader of Linux 6.12 does, gets
+ * none of it: only program records, in 6.12's layout.
  */
 #include "bpf_event.h"
 #include "bpf_link_kinds.h"
@@ -18,6 +20,7 @@ FIXTURE(link) {
 	struct sb_listener task;	/* this task: attach, update, detach */
 	struct sb_listener ksym_only;	/* asked for no BPF_EVENT records */
 	struct sb_cpus cpus;		/* all CPUs: kworkers, RCU, unloads */
+	struct sb_cpus progs_only;	/* all CPUs, bpf_event alone */
 	struct link_ctx ctx;
 	struct prog_info prog, prog2;
 	const struct prog_info *cur;	/* the program the link holds now */
@@ -128,14 +131,17 @@ FIXTURE_SETUP(link)
 	self->task.fd = -1;
 	self->ksym_only.fd = -1;
 
-	err = sb_open(&self->task, true, false, 0, -1);
+	err = sb_open(&self->task, SB_BPF_LINKS, false, 0, -1);
 	SKIP_IF_NO_PRIV(err, "perf_event_open");
 	ASSERT_EQ(0, err) TH_LOG("side-band listener: %s", strerror(-err));
-	err = sb_open(&self->ksym_only, false, true, 0, -1);
+	err = sb_open(&self->ksym_only, SB_BPF_NONE, true, 0, -1);
 	ASSERT_EQ(0, err) TH_LOG("ksymbol listener: %s", strerror(-err));
 	err = sb_cpus_open(&self->cpus);
 	SKIP_IF_NO_PRIV(err, "CPU-wide perf_event_open");
 	ASSERT_EQ(0, err) TH_LOG("CPU-wide listeners: %s", strerror(-err));
+	err = sb_cpus_open_bpf(&self->progs_only, SB_BPF_PROGS);
+	ASSERT_EQ(0, err) TH_LOG("CPU-wide bpf_event listeners: %s",
+				 strerror(-err));
 
 	err = k->setup(ctx);
 	if (!err && k->has_prog)
@@ -160,6 +166,7 @@ FIXTURE_TEARDOWN(link)
 	if (self->set_up)
 		link_release(variant->kind, &self->ctx);
 	sb_cpus_close(&self->cpus);
+	sb_cpus_close(&self->progs_only);
 	sb_close(&self->task);
 	sb_close(&self->ksym_only);
 }
@@ -209,6 +216,44 @@ static void task_fence(struct __test_metadata *_metadata,
 	close(fd);
 	ASSERT_TRUE(wait_until(sb_has_prog(l, PERF_BPF_EVENT_PROG_UNLOAD, pi.id),
 			       WAIT_LONG_MS)) TH_LOG("no unload of the fence");
+}
+
+/*
+ * What listeners with bpf_event alone got, on every CPU, while the link
+ * came and went: program records only (the load of prog, if not NULL,
+ * among them), each as a reader of Linux 6.12 parses it, forward, with
+ * the sample_id right after the tag.
+ */
+static void check_progs_only(struct __test_metadata *_metadata,
+			     struct sb_cpus *c, const struct prog_info *prog)
+{
+	struct sb_record *r;
+
+	sb_cpus_drain(c);
+	for (int i = 0; i < c->nr; i++) {
+		struct sb_listener *l = &c->l[i];
+
+		for (int j = 0; j < l->nr; j++) {
+			r = &l->rec[j];
+			if (r->type != PERF_RECORD_BPF_EVENT)
+				continue;
+			EXPECT_TRUE(r->bpf.type == PERF_BPF_EVENT_PROG_LOAD ||
+				    r->bpf.type == PERF_BPF_EVENT_PROG_UNLOAD)
+				TH_LOG("bpf_event alone: a record of type %u",
+				       r->bpf.type);
+			EXPECT_EQ(SB_BPF_PROG_BODY, r->body);
+			/* parsed forward: our event's id, this CPU */
+			EXPECT_EQ(l->id, r->fwd.id);
+			EXPECT_EQ(i, r->fwd.cpu);
+			EXPECT_EQ(r->sid.time, r->fwd.time);
+		}
+	}
+	if (prog)
+		EXPECT_EQ(1, sb_cpus_find(c, PERF_BPF_EVENT_PROG_LOAD, prog->id,
+					  0, &r))
+			TH_LOG("bpf_event alone: PROG_LOAD records of %u",
+			       prog->id);
+	EXPECT_EQ(0, sb_cpus_lost(c));
 }
 
 /* netns teardown runs from a busy workqueue: more than the 30 s default */
@@ -348,6 +393,9 @@ TEST_F_TIMEOUT(link, lifecycle, 60)
 	if (!k->has_prog || self->prog.ksym_addr)	/* JIT-compiled */
 		EXPECT_LT(0, sb_count(&self->ksym_only, PERF_RECORD_KSYMBOL));
 	EXPECT_EQ(0, sb_count(&self->ksym_only, PERF_RECORD_BPF_EVENT));
+
+	check_progs_only(_metadata, &self->progs_only,
+			 k->has_prog ? &self->prog : NULL);
 }
 
 TEST_HARNESS_MAIN

@@ -6,16 +6,15 @@
  * A listener for this task gets both kinds of record when a program is
  * loaded and when its last reference goes, matching what bpf(2) says of
  * the program; a listener without attr.bpf_event gets only the symbols; a
- * listener on one CPU gets what happens there; and a ring too small for
- * what is written keeps whole records and counts the rest as lost.
+ * listener on one CPU gets what happens there; a ring too small for what
+ * is written keeps whole records and counts the rest as lost; and
+ * attr.bpf_event_ext, which asks for link records too, is refused without
+ * attr.bpf_event.
  */
 #define _GNU_SOURCE
 #include <sched.h>
 
 #include "bpf_event.h"
-
-/* What a program record carries: type, flags, id and tag; no link fields. */
-#define PROG_RECORD_BODY	16
 
 FIXTURE(bpf_sb) {
 	struct sb_listener full;	/* bpf_event and ksymbol */
@@ -31,10 +30,10 @@ FIXTURE_SETUP(bpf_sb)
 	self->prog_fd = -1;
 	self->full.fd = -1;
 	self->ksym_only.fd = -1;
-	err = sb_open(&self->full, true, true, 0, -1);
+	err = sb_open(&self->full, SB_BPF_PROGS, true, 0, -1);
 	SKIP_IF_NO_PRIV(err, "perf_event_open");
 	ASSERT_EQ(0, err) TH_LOG("side-band listener: %s", strerror(-err));
-	err = sb_open(&self->ksym_only, false, true, 0, -1);
+	err = sb_open(&self->ksym_only, SB_BPF_NONE, true, 0, -1);
 	ASSERT_EQ(0, err) TH_LOG("ksymbol listener: %s", strerror(-err));
 
 	self->prog_fd = load_prog(&self->prog);
@@ -120,7 +119,7 @@ static void check_prog(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, memcmp(pi->tag, ev->bpf.tag, BPF_TAG_SIZE));
 	EXPECT_EQ(0, ev->bpf.flags);
 	/* program records did not grow when links got theirs */
-	EXPECT_EQ(PROG_RECORD_BODY, ev->body);
+	EXPECT_EQ(SB_BPF_PROG_BODY, ev->body);
 	check_sample_id(_metadata, l, ev);
 }
 
@@ -224,7 +223,7 @@ TEST(cpu_wide_listener)
 	CPU_SET(cpu, &set);
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
 
-	err = sb_open(l, true, false, -1, cpu);
+	err = sb_open(l, SB_BPF_PROGS, false, -1, cpu);
 	SKIP_IF_NO_PRIV(err, "CPU-wide perf_event_open");
 	ASSERT_EQ(0, err) TH_LOG("listener on CPU %d: %s", cpu, strerror(-err));
 	fd = load_prog(&pi);
@@ -275,7 +274,7 @@ TEST(overflow)
 	__u32 link_id = 0;
 
 	ASSERT_NE(NULL, l);
-	err = sb_open_pages(l, true, false, 0, -1, 1);
+	err = sb_open_pages(l, SB_BPF_LINKS, false, 0, -1, 1);
 	SKIP_IF_NO_PRIV(err, "perf_event_open");
 	ASSERT_EQ(0, err) TH_LOG("one-page listener: %s", strerror(-err));
 	prog_fd = prog_load_ret(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL, 0, &pi);
@@ -344,6 +343,38 @@ TEST(overflow)
 	close(prog_fd);
 	sb_close(l);
 	free(l);
+}
+
+/*
+ * attr.bpf_event_ext asks for more of what bpf_event asks for: alone, it
+ * is refused as an unknown bit would be.
+ */
+TEST(ext_without_bpf_event)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.sample_id_all = 1,
+		.ksymbol = 1,
+		.bpf_event_ext = 1,
+	};
+	int fd, err;
+
+	fd = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	err = fd < 0 ? -errno : 0;
+	if (fd >= 0)
+		close(fd);
+	SKIP_IF_NO_PRIV(err, "perf_event_open");
+	EXPECT_EQ(-EINVAL, err) TH_LOG("bpf_event_ext alone: %s",
+				       err ? strerror(-err) : "accepted");
+
+	attr.bpf_event = 1;
+	fd = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	EXPECT_LE(0, fd) TH_LOG("bpf_event and bpf_event_ext: %s",
+				strerror(errno));
+	if (fd >= 0)
+		close(fd);
 }
 
 TEST_HARNESS_MAIN
