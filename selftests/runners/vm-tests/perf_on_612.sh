@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Our perf where the kernel refuses attr.bpf_event_ext, as Linux 6.12
+# refuses any bit it does not know: attr612.so (selftests/vm/guest) makes
+# perf_event_open() answer EINVAL for such an attr, as 6.12's
+# perf_copy_attr() does.  perf must fall back to what the kernel offers:
+# perf record drops the bit and records program records, perf bpf events
+# says once that there are no link records and shows the program records,
+# --type link is refused with a reason, perf bpf top runs.  The same runs
+# without the library, on our kernel, must show link records: the test
+# tells the two apart.
+# Exit 0 pass, 1 fail, 2 skip.
+
+shim=$BUILD_DIR/tools/vm/attr612.so
+[ -f "$shim" ] || { echo "skip: $shim not built"; exit 2; }
+
+tmp=$(mktemp -d /tmp/on612.XXXXXX)
+cg=/sys/fs/cgroup/on612_$$
+cleanup() {
+	rmdir "$cg" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+mkdir "$cg" || fail "cannot make $cg"
+
+# The workload, perf test -w bpf_links links: five programs, each attached
+# through a link, then detached and unloaded (it waits for a line on
+# stdin: none comes).
+
+# record NAME [LD_PRELOAD]: perf record of the workload into $tmp/NAME.data; the
+# BPF_EVENT types of its records, one a line, in $tmp/NAME.types
+record() {
+	LD_PRELOAD=$2 perf record -q -e cpu-clock -o "$tmp/$1.data" -- \
+		perf test -w bpf_links links "$cg" </dev/null >/dev/null 2>"$tmp/$1.err" ||
+		fail "perf record ($1): exit $?: $(cat "$tmp/$1.err")"
+	perf script -i "$tmp/$1.data" --show-bpf-events 2>"$tmp/$1.script.err" |
+		sed -n 's/.*PERF_RECORD_BPF_EVENT type \([0-9]*\),.*/\1/p' >"$tmp/$1.types"
+	perf evlist -v -i "$tmp/$1.data" >"$tmp/$1.evlist" 2>&1
+}
+
+record on612 "$shim"
+record ours ""
+n612=$(grep -c '^[34]$' "$tmp/on612.types")
+nours=$(grep -c '^[34]$' "$tmp/ours.types")
+echo "perf record: $(grep -c '^1$' "$tmp/on612.types") PROG_LOAD, $n612 link records" \
+	"where the kernel refuses bpf_event_ext; $nours link records on ours"
+[ "$n612" = 0 ] || fail "perf record: link records where the kernel refuses bpf_event_ext"
+grep -q '^1$' "$tmp/on612.types" || fail "perf record: no PROG_LOAD where the kernel refuses bpf_event_ext"
+grep -q 'bpf_event_ext' "$tmp/on612.evlist" &&
+	fail "perf record kept bpf_event_ext in its attr: $(grep bpf_event "$tmp/on612.evlist")"
+[ "$nours" = 10 ] || fail "perf record on our kernel: $nours link records, want 10"
+grep -q 'bpf_event_ext: 1' "$tmp/ours.evlist" ||
+	fail "perf record on our kernel did not ask for bpf_event_ext"
+
+# perf bpf events: one warning, program records, no link records.
+LD_PRELOAD=$shim perf bpf events -x, -- perf test -w bpf_links links "$cg" \
+	</dev/null >"$tmp/events" 2>"$tmp/events.err" ||
+	fail "perf bpf events: exit $?: $(cat "$tmp/events.err")"
+warn=$(grep -c 'this kernel writes no link records' "$tmp/events.err")
+[ "$warn" = 1 ] || fail "perf bpf events: said $warn times that there are no link records: $(cat "$tmp/events.err")"
+grep -q ',prog_load,.*pbt_cgroup' "$tmp/events" ||
+	fail "perf bpf events: no prog_load of pbt_cgroup: $(head -n 20 "$tmp/events")"
+grep -q ',link_attach,\|,link_detach,' "$tmp/events" &&
+	fail "perf bpf events: link records where the kernel refuses bpf_event_ext"
+echo "perf bpf events: program records, no link records, one warning"
+
+LD_PRELOAD=$shim perf bpf events --type link -- true >"$tmp/link.out" 2>"$tmp/link.err" &&
+	fail "perf bpf events --type link: exit 0 where there are no link records"
+grep -q 'this kernel writes no link records' "$tmp/link.err" ||
+	fail "perf bpf events --type link: no reason given: $(cat "$tmp/link.err")"
+echo "perf bpf events --type link: refused, saying why"
+
+LD_PRELOAD=$shim perf bpf top -x, -I 200 --interval-count 2 >"$tmp/top" 2>"$tmp/top.err" ||
+	fail "perf bpf top: exit $?: $(cat "$tmp/top.err")"
+echo "perf bpf top: runs"
+exit 0
