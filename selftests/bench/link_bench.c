@@ -6,9 +6,11 @@
  * program, BPF_LINK_CREATE + close of a cgroup link (the cheapest link to
  * make and destroy) and BPF_RAW_TRACEPOINT_OPEN + close of a raw tracepoint
  * link (the link perf and most tracers use), first with no perf listener,
- * then with one side-band listener
- * (bpf_event=1) whose ring is drained as it goes.  Each figure is the best
- * of several rounds.  Run under QEMU with -icount, the guest clock counts
+ * then with one side-band listener whose ring is drained as it goes: one
+ * with bpf_event alone, as readers of Linux 6.12 open it ("listener"),
+ * then one that asks for link records too with bpf_event_ext ("links"; on
+ * a kernel that refuses the bit, bpf_event alone again).  Each figure is
+ * the best of several rounds.  Run under QEMU with -icount, the guest clock counts
  * executed instructions, so the figures are instructions per operation.
  *
  * Output: one "name ns_per_op" line per figure.
@@ -89,7 +91,8 @@ static void drain(void)
 				 __ATOMIC_RELEASE);
 }
 
-static int listen(void)
+/* A listener, with bpf_event_ext if ext and the kernel knows it. */
+static int listen(int ext)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
@@ -98,10 +101,15 @@ static int listen(void)
 		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
 		.sample_id_all = 1,
 		.bpf_event = 1,
+		.bpf_event_ext = ext,
 	};
 	long psz = sysconf(_SC_PAGESIZE);
 	int fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
 
+	if (fd < 0 && ext && errno == EINVAL) {
+		attr.bpf_event_ext = 0;
+		fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	}
 	if (fd < 0)
 		return -1;
 	ring = mmap(NULL, (PAGES + 1) * psz, PROT_READ | PROT_WRITE,
@@ -145,7 +153,8 @@ int main(int argc, char **argv)
 	int n = argc > 1 ? atoi(argv[1]) : 2000;
 	int prog_fd = load(BPF_PROG_TYPE_CGROUP_SKB);
 	int tp_fd = load(BPF_PROG_TYPE_RAW_TRACEPOINT);
-	const char *phase[] = { "nolistener", "listener" };
+	const char *phase[] = { "nolistener", "listener", "links" };
+	int fd = -1;
 
 	if (prog_fd < 0 || tp_fd < 0) {
 		perror("BPF_PROG_LOAD");
@@ -160,8 +169,14 @@ int main(int argc, char **argv)
 		perror(cg);
 		return 1;
 	}
-	for (int p = 0; p < 2; p++) {
-		if (p && listen() < 0) {
+	for (int p = 0; p < 3; p++) {
+		if (fd >= 0) {
+			munmap(ring, (PAGES + 1) * sysconf(_SC_PAGESIZE));
+			ring = NULL;
+			close(fd);
+		}
+		fd = p ? listen(p == 2) : -1;
+		if (p && fd < 0) {
 			perror("perf_event_open");
 			return 1;
 		}

@@ -37,7 +37,8 @@ awk '
 	END {
 		n = split("prog_load_nolistener cgroup_link_nolistener " \
 			  "raw_tp_link_nolistener prog_load_listener " \
-			  "cgroup_link_listener raw_tp_link_listener", ops, " ")
+			  "cgroup_link_listener raw_tp_link_listener " \
+			  "prog_load_links cgroup_link_links raw_tp_link_links", ops, " ")
 		printf "%-22s %12s %12s %8s\n", "operation", "base insn/op", "ours insn/op", "ratio"
 		for (i = 1; i <= n; i++) {
 			b = best["base " ops[i]]; a = best["applied " ops[i]]

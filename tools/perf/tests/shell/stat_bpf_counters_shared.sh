@@ -4,11 +4,12 @@
 #
 # Two concurrent system-wide bperf sessions on the same event must find
 # the programs the first one set up through the attr map, instead of
-# loading a second set, and each must count what a plain perf stat counts
-# over the same interval.  Once both are gone, nothing stays pinned.  The
-# sessions start at different times (bperf takes longer to set up), so
-# the counts are compared as CPUs utilized: each over its session's own
-# elapsed time.
+# loading a second set, and each must count what a plain perf stat counts.
+# Once both are gone, nothing stays pinned.  The second session starts
+# while the first has been counting for $dur seconds, so that one that
+# took the first one's counts as its own start would count half as much
+# again; the counts are compared as CPUs utilized, each over its session's
+# own elapsed time.
 
 set -u
 # shellcheck source=lib/bperf.sh
@@ -19,19 +20,29 @@ tmp=$(bperf_dir)
 attr=$(bperf_attr_map)
 dur=4
 
+# started OUT...: wait (up to 30 s) until the bperf_held sessions OUT have
+# started counting.
+started() {
+	local s ok
+
+	for _ in $(seq 300); do
+		ok=1
+		for s in "$@"; do
+			[ -s "$tmp/$s.start" ] || ok=0
+		done
+		[ $ok = 1 ] && return 0
+		sleep 0.1
+	done
+	bperf_fail "sessions did not start: $(cat "$tmp"/*.err)"
+}
+
 bperf_lock
 bperf_held a --bpf-counters --bpf-attr-map "$attr" -e cpu-clock -a
-bperf_held b --bpf-counters --bpf-attr-map "$attr" -e cpu-clock -a
 bperf_held plain -e cpu-clock -a
-
-started() {
-	[ -s "$tmp/a.start" ] && [ -s "$tmp/b.start" ] && [ -s "$tmp/plain.start" ]
-}
-for _ in $(seq 300); do
-	started && break
-	sleep 0.1
-done
-started || bperf_fail "sessions did not start: $(cat "$tmp"/*.err)"
+started a plain
+sleep "$dur"
+bperf_held b --bpf-counters --bpf-attr-map "$attr" -e cpu-clock -a
+started b
 
 # Both sessions are counting now: the attr map holds one event, and one
 # copy of bperf_read, which reads every event for every CPU-wide session,

@@ -375,6 +375,15 @@ TEST(ext_without_bpf_event)
 				strerror(errno));
 	if (fd >= 0)
 		close(fd);
+
+	/* the two bits before it stay reserved (defer_* in later kernels) */
+	attr.__reserved_4 = 1;
+	fd = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	err = fd < 0 ? -errno : 0;
+	if (fd >= 0)
+		close(fd);
+	EXPECT_EQ(-EINVAL, err) TH_LOG("a reserved bit: %s",
+				       err ? strerror(-err) : "accepted");
 }
 
 TEST_HARNESS_MAIN

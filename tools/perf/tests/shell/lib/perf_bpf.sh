@@ -116,8 +116,10 @@ pbt_require() {
 		"$(cat "$pbt_tmp/require.out")"
 }
 
-# pbt_link_records: whether the kernel writes link records, as perf bpf
-# events finds out: its BTF knows PERF_BPF_EVENT_LINK_ATTACH.  Needs bpftool.
+# pbt_link_records: whether the kernel writes link records: its BTF knows
+# PERF_BPF_EVENT_LINK_ATTACH, which comes with attr.bpf_event_ext.  perf
+# finds out otherwise (the kernel refuses the bit where there are none):
+# this tells the tests what to expect of it.  Needs bpftool.
 pbt_link_records() {
 	[ -r /sys/kernel/btf/vmlinux ] ||
 		pbt_skip "no kernel BTF: cannot tell if it writes link records"
