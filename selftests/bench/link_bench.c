@@ -107,6 +107,8 @@ static int listen(int ext)
 	int fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
 
 	if (fd < 0 && ext && errno == EINVAL) {
+		fprintf(stderr, "link_bench: the kernel refuses bpf_event_ext: "
+			"the links listener asks for bpf_event alone\n");
 		attr.bpf_event_ext = 0;
 		fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
 	}
@@ -177,7 +179,7 @@ int main(int argc, char **argv)
 		}
 		fd = p ? listen(p == 2) : -1;
 		if (p && fd < 0) {
-			perror("perf_event_open");
+			perror("side-band listener (perf_event_open, mmap)");
 			return 1;
 		}
 		printf("prog_load_%s %.0f\n", phase[p], bench(n, NULL, -1));

@@ -79,10 +79,11 @@ done
 	fail "perf-base's file: $(count base_base 1) PROG_LOAD records for perf-base," \
 		"$(count ours_base 1) for our perf"
 
-# Our file: link records, an attach for every detach (our perf record
-# also writes an attach for each link there was when it started, which
-# has no detach); perf-base sees them as unknown types, ours decodes
-# each by name.
+# Our file: link records, an attach for every detach and a detach for
+# every attach written while recording (our perf record also writes an
+# attach, at time 0, for each link there was when it started, which has
+# no detach); perf-base sees them as unknown types, ours decodes each by
+# name.
 attach=$(count base_ours 3)
 detach=$(count base_ours 4)
 echo "our file, perf-base script: $attach LINK_ATTACH, $detach LINK_DETACH records"
@@ -93,6 +94,12 @@ sed -n 's/.*PERF_RECORD_BPF_EVENT type 4, .*link_id \([0-9]*\),.*/\1/p' \
 	"$tmp/ours_ours.script" | sort -u >"$tmp/detached"
 unpaired=$(comm -13 "$tmp/attached" "$tmp/detached" | wc -l)
 [ "$unpaired" = 0 ] || fail "our file: $unpaired links detached without an attach record"
+grep -v ' 0\.000000: ' "$tmp/ours_ours.script" |
+	sed -n 's/.*PERF_RECORD_BPF_EVENT type 3, .*link_id \([0-9]*\),.*/\1/p' |
+	sort -u >"$tmp/attached_live"
+undetached=$(comm -23 "$tmp/attached_live" "$tmp/detached" | wc -l)
+[ "$undetached" = 0 ] ||
+	fail "our file: $undetached links attached while recording without a detach record"
 name='link_id [0-9]+, link_type [a-z_]+, attach_type [a-z_0-9]+$'
 a=$(grep -Ec "PERF_RECORD_BPF_EVENT type 3, flags 0, id [0-9]+, link_attach, $name" "$tmp/ours_ours.script")
 d=$(grep -Ec "PERF_RECORD_BPF_EVENT type 4, flags 0, id [0-9]+, link_detach, $name" "$tmp/ours_ours.script")

@@ -50,6 +50,8 @@ echo "perf record: $(grep -c '^1$' "$tmp/on612.types") PROG_LOAD, $n612 link rec
 	"where the kernel refuses bpf_event_ext; $nours link records on ours"
 [ "$n612" = 0 ] || fail "perf record: link records where the kernel refuses bpf_event_ext"
 grep -q '^1$' "$tmp/on612.types" || fail "perf record: no PROG_LOAD where the kernel refuses bpf_event_ext"
+grep -q 'bpf_event: 1' "$tmp/on612.evlist" ||
+	fail "perf evlist of perf record's file: no bpf_event: $(head -n 5 "$tmp/on612.evlist")"
 grep -q 'bpf_event_ext' "$tmp/on612.evlist" &&
 	fail "perf record kept bpf_event_ext in its attr: $(grep bpf_event "$tmp/on612.evlist")"
 [ "$nours" = 10 ] || fail "perf record on our kernel: $nours link records, want 10"

@@ -5,15 +5,26 @@
  * refuses any bit of __reserved_1 (bits 38 to 63 of the flags, after
  * sigtrap), where newer kernels put bpf_event_ext: perf run with this
  * library sees what it sees on a 6.12 kernel, and must fall back.  Built
- * against the distribution's <linux/perf_event.h>, whose __reserved_1 is
- * 6.12's.  perf calls perf_event_open() through syscall(3).
+ * on the raw flags word, which follows read_format at byte 40 of the attr
+ * in every layout, so that no header can move the bits it refuses.  perf
+ * calls perf_event_open() through syscall(3).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <sys/syscall.h>
-#include <linux/perf_event.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Whether the attr at addr has a flag 6.12 does not know: bits 38 to 63. */
+static int flags612_reserved(long addr)
+{
+	uint64_t flags;
+
+	memcpy(&flags, (const char *)addr + 40, sizeof(flags));
+	return (flags >> 38) != 0;
+}
 
 long syscall(long nr, ...)
 {
@@ -28,8 +39,7 @@ long syscall(long nr, ...)
 	va_end(ap);
 	if (!real_syscall)
 		real_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
-	if (nr == __NR_perf_event_open && a[0] &&
-	    ((const struct perf_event_attr *)a[0])->__reserved_1) {
+	if (nr == __NR_perf_event_open && a[0] && flags612_reserved(a[0])) {
 		errno = EINVAL;
 		return -1;
 	}

@@ -7,9 +7,9 @@
 # loading a second set, and each must count what a plain perf stat counts.
 # Once both are gone, nothing stays pinned.  The second session starts
 # while the first has been counting for $dur seconds, so that one that
-# took the first one's counts as its own start would count half as much
-# again; the counts are compared as CPUs utilized, each over its session's
-# own elapsed time.
+# took the first one's counts as its own start would show about twice the
+# CPUs utilized; the counts are compared as CPUs utilized, each over its
+# session's own elapsed time.
 
 set -u
 # shellcheck source=lib/bperf.sh
