@@ -60,6 +60,12 @@ count() {
 	grep -c "PERF_RECORD_BPF_EVENT type $2," "$tmp/$1.script"
 }
 
+# link_ids TYPE: the link ids of the link records of TYPE in perf script
+# output on stdin, sorted, once each
+link_ids() {
+	sed -n "s/.*PERF_RECORD_BPF_EVENT type $1, .*link_id \([0-9]*\),.*/\1/p" | sort -u
+}
+
 read_file perf-base base.data base_base
 read_file perf-base ours.data base_ours \
 	'^Reserved bits are set unexpectedly\. Please update perf tool\.$'
@@ -88,15 +94,11 @@ attach=$(count base_ours 3)
 detach=$(count base_ours 4)
 echo "our file, perf-base script: $attach LINK_ATTACH, $detach LINK_DETACH records"
 [ "$detach" -gt 0 ] || fail "our file: no LINK_DETACH record"
-sed -n 's/.*PERF_RECORD_BPF_EVENT type 3, .*link_id \([0-9]*\),.*/\1/p' \
-	"$tmp/ours_ours.script" | sort -u >"$tmp/attached"
-sed -n 's/.*PERF_RECORD_BPF_EVENT type 4, .*link_id \([0-9]*\),.*/\1/p' \
-	"$tmp/ours_ours.script" | sort -u >"$tmp/detached"
+link_ids 3 <"$tmp/ours_ours.script" >"$tmp/attached"
+link_ids 4 <"$tmp/ours_ours.script" >"$tmp/detached"
 unpaired=$(comm -13 "$tmp/attached" "$tmp/detached" | wc -l)
 [ "$unpaired" = 0 ] || fail "our file: $unpaired links detached without an attach record"
-grep -v ' 0\.000000: ' "$tmp/ours_ours.script" |
-	sed -n 's/.*PERF_RECORD_BPF_EVENT type 3, .*link_id \([0-9]*\),.*/\1/p' |
-	sort -u >"$tmp/attached_live"
+grep -v ' 0\.000000: ' "$tmp/ours_ours.script" | link_ids 3 >"$tmp/attached_live"
 undetached=$(comm -23 "$tmp/attached_live" "$tmp/detached" | wc -l)
 [ "$undetached" = 0 ] ||
 	fail "our file: $undetached links attached while recording without a detach record"

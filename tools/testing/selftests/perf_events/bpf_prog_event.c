@@ -345,6 +345,17 @@ TEST(overflow)
 	free(l);
 }
 
+/* Open attr for this task and close it again: 0, or -errno. */
+static int open_result(struct perf_event_attr *attr)
+{
+	int fd = sys_perf_event_open(attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
 /*
  * attr.bpf_event_ext asks for more of what bpf_event asks for: alone, it
  * is refused as an unknown bit would be.
@@ -359,29 +370,21 @@ TEST(ext_without_bpf_event)
 		.ksymbol = 1,
 		.bpf_event_ext = 1,
 	};
-	int fd, err;
+	int err;
 
-	fd = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	err = fd < 0 ? -errno : 0;
-	if (fd >= 0)
-		close(fd);
+	err = open_result(&attr);
 	SKIP_IF_NO_PRIV(err, "perf_event_open");
 	EXPECT_EQ(-EINVAL, err) TH_LOG("bpf_event_ext alone: %s",
 				       err ? strerror(-err) : "accepted");
 
 	attr.bpf_event = 1;
-	fd = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	EXPECT_LE(0, fd) TH_LOG("bpf_event and bpf_event_ext: %s",
-				strerror(errno));
-	if (fd >= 0)
-		close(fd);
+	err = open_result(&attr);
+	EXPECT_EQ(0, err) TH_LOG("bpf_event and bpf_event_ext: %s",
+				 strerror(-err));
 
 	/* the two bits before it stay reserved (defer_* in later kernels) */
 	attr.__reserved_4 = 1;
-	fd = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	err = fd < 0 ? -errno : 0;
-	if (fd >= 0)
-		close(fd);
+	err = open_result(&attr);
 	EXPECT_EQ(-EINVAL, err) TH_LOG("a reserved bit: %s",
 				       err ? strerror(-err) : "accepted");
 }
