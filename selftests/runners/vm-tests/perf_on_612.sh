@@ -8,7 +8,9 @@
 # says once that there are no link records and shows the program records,
 # --type link is refused with a reason, perf bpf top runs.  The same runs
 # without the library, on our kernel, must show link records: the test
-# tells the two apart.
+# tells the two apart.  Links that exist before perf record starts are
+# synthesized into its file on our kernel, and left out where there are
+# no link records (the file would show them attached for ever).
 # Exit 0 pass, 1 fail, 2 skip.
 
 shim=$BUILD_DIR/tools/vm/attr612.so
@@ -16,7 +18,13 @@ shim=$BUILD_DIR/tools/vm/attr612.so
 
 tmp=$(mktemp -d /tmp/on612.XXXXXX)
 cg=/sys/fs/cgroup/on612_$$
+holder=
 cleanup() {
+	exec 3>&-
+	if [ -n "$holder" ]; then
+		kill "$holder" 2>/dev/null
+		wait "$holder" 2>/dev/null
+	fi
 	rmdir "$cg" 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -57,6 +65,39 @@ grep -q 'bpf_event_ext' "$tmp/on612.evlist" &&
 [ "$nours" = 10 ] || fail "perf record on our kernel: $nours link records, want 10"
 grep -q 'bpf_event_ext: 1' "$tmp/ours.evlist" ||
 	fail "perf record on our kernel did not ask for bpf_event_ext"
+
+# Links held across perf record: synthesized on our kernel only.
+mkfifo "$tmp/hold" || fail "mkfifo"
+perf test -w bpf_links links "$cg" <"$tmp/hold" >"$tmp/held.out" 2>&1 &
+holder=$!
+exec 3>"$tmp/hold"
+for _ in $(seq 300); do
+	grep -q '^ready' "$tmp/held.out" && break
+	kill -0 "$holder" 2>/dev/null || break
+	sleep 0.1
+done
+grep -q '^ready' "$tmp/held.out" || fail "the workload holding links: $(cat "$tmp/held.out")"
+held=$(awk '$1 == "link" { print $3 }' "$tmp/held.out")
+[ "$(echo "$held" | wc -w)" = 5 ] || fail "the workload holds links: $held"
+for run in on612 ours; do
+	shim_of=""
+	[ $run = on612 ] && shim_of=$shim
+	LD_PRELOAD=$shim_of perf record -q -e cpu-clock -o "$tmp/held_$run.data" -- true \
+		2>"$tmp/held_$run.err" || fail "perf record ($run, links held): exit $?: $(cat "$tmp/held_$run.err")"
+	perf script -i "$tmp/held_$run.data" --show-bpf-events 2>/dev/null |
+		grep 'PERF_RECORD_BPF_EVENT type 3,' >"$tmp/held_$run.links"
+done
+[ -s "$tmp/held_on612.links" ] &&
+	fail "perf record synthesized link records where the kernel refuses bpf_event_ext: $(head -n 3 "$tmp/held_on612.links")"
+for id in $held; do
+	grep -q "link_attach, link_id $id," "$tmp/held_ours.links" ||
+		fail "perf record on our kernel did not synthesize held link $id: $(cat "$tmp/held_ours.links")"
+done
+echo "perf record with 5 links held: $(wc -l <"$tmp/held_ours.links") LINK_ATTACH synthesized on our kernel, none where it refuses bpf_event_ext"
+echo >&3
+exec 3>&-
+wait "$holder" || fail "the workload holding links: exit $?: $(cat "$tmp/held.out")"
+holder=
 
 # perf bpf events: one warning, program records, no link records.
 LD_PRELOAD=$shim perf bpf events -x, -- perf test -w bpf_links links "$cg" \

@@ -28,12 +28,23 @@
  * once.  Last, the programs and links in the system must be those there
  * were before.
  *
+ * One step's program samples itself: an fentry program on
+ * bpf_obj_get_next_id(), which BPF_PROG_GET_NEXT_ID enters, writes a
+ * sample naming itself to a bpf-output event of its CPU.  A caller
+ * process on each CPU, at the lowest priority, makes such calls whenever
+ * the CPU has nothing else to do, so that the program runs on the other
+ * CPUs while its link is closed, which rewrites the trampoline.  No
+ * sample of it may be later than the link's LINK_DETACH: the kernel
+ * writes that only once the runs the link started are over.
+ *
  * The test counts every record, so nothing else may load programs or
  * make links while it runs.
  */
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
+
+#include <bpf/btf.h>
 
 #include "bpf_event.h"
 #include "bpf_link_kinds.h"
@@ -44,6 +55,8 @@
 #define DRAIN_US	2000		/* how often listeners are looked at */
 #define ERR_LEN		256
 #define GONE_WAIT_MS	5000		/* for a cgroup or netns to go */
+#define MAX_SAMPLED	4096		/* sampled links a worker keeps */
+#define SAMPLE_PAGES	64		/* data pages of a bpf-output event */
 
 /*
  * Data pages per CPU of each listener, and how often it is read during
@@ -55,6 +68,85 @@ static const struct {
 } listener_conf[NR_LISTENERS] = {
 	{ 1, 0 }, { 1, 500 }, { 2, 100 }, { 4, 2 },
 	{ 16, 2 }, { 64, 2 }, { 256, 2 }, { 512, 2 },
+};
+
+/*
+ * The sampled program's kind.  Its sample is its cookie: the worker's
+ * number and the index of its link in the worker's sampled_link[].
+ */
+#define SAMPLE_FUNC	"bpf_obj_get_next_id"
+
+static int sample_map_fd = -1;		/* bpf-output events, by CPU */
+static __u32 sample_btf_id;		/* SAMPLE_FUNC's, or 0 */
+static __u64 sample_cookie;		/* for the next program, in a worker */
+
+#define INSN(c, d, s, o, i) \
+	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
+			    .off = (o), .imm = (i) })
+
+static int sampled_setup(struct link_ctx *ctx)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, opts,
+		.expected_attach_type = BPF_TRACE_FENTRY,
+		.attach_btf_id = sample_btf_id,
+	);
+	const struct bpf_insn insns[] = {
+		/* *(u64 *)(fp - 8) = cookie; */
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_1, 0, 0),
+		INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, 0, 0,
+		     (__u32)sample_cookie),
+		INSN(0, 0, 0, 0, sample_cookie >> 32),
+		INSN(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_10, BPF_REG_1, -8, 0),
+		/* bpf_perf_event_output(ctx, map, BPF_F_CURRENT_CPU, fp - 8, 8); */
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0),
+		INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_2, BPF_PSEUDO_MAP_FD,
+		     0, sample_map_fd),
+		INSN(0, 0, 0, 0, 0),
+		/* a 32-bit move zero-extends: 0xffffffff */
+		INSN(BPF_ALU | BPF_MOV | BPF_K, BPF_REG_3, 0, 0, -1),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_4, BPF_REG_10, 0, 0),
+		INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_4, 0, 0, -8),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_5, 0, 0, 8),
+		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_perf_event_output),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0),
+		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+	};
+
+	if (!sample_btf_id)
+		return kind_skip(ctx, "no BTF of " SAMPLE_FUNC "()");
+	/* a cookie the test could not tell apart */
+	if ((__u32)sample_cookie >= MAX_SAMPLED)
+		return kind_skip(ctx, "no room for more than %d sampled links",
+				 MAX_SAMPLED);
+	ctx->prog_fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, PROG_NAME, "GPL",
+				     insns, ARRAY_SIZE(insns), &opts);
+	if (ctx->prog_fd < 0)
+		return kind_err(ctx, -errno,
+				"BPF_PROG_LOAD fentry with bpf_perf_event_output");
+	return 0;
+}
+
+static int sampled_attach(struct link_ctx *ctx, enum link_via via)
+{
+	int fd = bpf_link_create(ctx->prog_fd, 0, BPF_TRACE_FENTRY, NULL);
+
+	if (fd < 0)
+		return kind_err(ctx, -errno, "BPF_LINK_CREATE fentry " SAMPLE_FUNC);
+	return fd;
+}
+
+static void sampled_teardown(struct link_ctx *ctx)
+{
+}
+
+static const struct link_kind kind_sampled = {
+	.name = "sampled",
+	.link_type = BPF_LINK_TYPE_TRACING,
+	.attach_type = BPF_TRACE_FENTRY,
+	.has_prog = true,
+	.setup = sampled_setup,
+	.attach = sampled_attach,
+	.teardown = sampled_teardown,
 };
 
 /* What a worker does, in turn. */
@@ -74,6 +166,7 @@ static const struct storm_step {
 	{ &kind_raw_tp, VIA_RAW_TP_OPEN, BY_CLOSE },
 	{ &kind_xdp, VIA_LINK_CREATE, BY_CLOSE },
 	{ &kind_fentry, VIA_RAW_TP_OPEN, BY_CLOSE },
+	{ &kind_sampled, VIA_LINK_CREATE, BY_CLOSE },
 };
 
 #define NR_STEPS	ARRAY_SIZE(steps)
@@ -90,6 +183,8 @@ struct worker_stat {
 	bool skipped[NR_STEPS];		/* the kernel cannot make the kind */
 	char skip[ERR_LEN];		/* why, for the last skipped kind */
 	char err[ERR_LEN];		/* the first error */
+	__u32 nr_sampled;
+	__u32 sampled_link[MAX_SAMPLED]; /* link ids, by cookie */
 };
 
 /* Shared with the workers (MAP_SHARED). */
@@ -137,11 +232,20 @@ struct listener {
 	struct lives progs, links;
 };
 
+/* The bpf-output events the sampled programs write to, and what they got. */
+struct sampler {
+	struct ring *ring;		/* one per possible CPU */
+	__u64 samples, lost, odd;
+	__u64 *last;			/* latest sample time, by cookie */
+};
+
 FIXTURE(storm) {
 	struct storm *st;
 	pid_t pid[MAX_WORKERS];
+	pid_t caller[MAX_WORKERS];
 	int nr_cpus;			/* possible CPUs */
 	struct listener l[NR_LISTENERS];
+	struct sampler sm;
 };
 
 static struct life *life_of(struct lives *ls, __u32 id)
@@ -352,6 +456,83 @@ static void drain_due(struct listener *ls, int nr_cpus)
 	}
 }
 
+/* A bpf-output event on CPU cpu, in the sample map at index cpu. */
+static int sampler_open(struct ring *r, int cpu)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_BPF_OUTPUT,
+		.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_RAW,
+		.sample_period = 1,
+		/* the listeners' clock */
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC,
+	};
+	long page_size = sysconf(_SC_PAGESIZE);
+	__u32 key = cpu;
+	void *p;
+
+	r->cpu = cpu;
+	r->fd = sys_perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (r->fd < 0)
+		return -errno;
+	p = mmap(NULL, (SAMPLE_PAGES + 1) * page_size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED, r->fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	r->page = p;
+	r->data = (char *)p + r->page->data_offset;
+	r->size = r->page->data_size;
+	if (bpf_map_update_elem(sample_map_fd, &key, &r->fd, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/* Take one record of a bpf-output event: a sample names its program. */
+static void sample_take(void *arg, const char *rec, __u16 len)
+{
+	const struct perf_event_header *hdr = (const void *)rec;
+	const char *body = (const char *)(hdr + 1);
+	struct sampler *sm = arg;
+	__u64 time, cookie, lost;
+	__u32 size, w, i;
+
+	if (hdr->type == PERF_RECORD_LOST &&
+	    len >= sizeof(*hdr) + 2 * sizeof(__u64)) {
+		memcpy(&lost, body + sizeof(__u64), sizeof(lost));
+		sm->lost += lost;
+		return;
+	}
+	/* time, then the raw data's size and the cookie */
+	if (hdr->type != PERF_RECORD_SAMPLE ||
+	    len < sizeof(*hdr) + sizeof(time) + sizeof(size) + sizeof(cookie)) {
+		sm->odd++;
+		return;
+	}
+	memcpy(&time, body, sizeof(time));
+	memcpy(&size, body + sizeof(time), sizeof(size));
+	memcpy(&cookie, body + sizeof(time) + sizeof(size), sizeof(cookie));
+	w = cookie >> 32;
+	i = (__u32)cookie;
+	if (size < sizeof(cookie) || w >= MAX_WORKERS || i >= MAX_SAMPLED) {
+		sm->odd++;
+		return;
+	}
+	sm->samples++;
+	if (time > sm->last[w * MAX_SAMPLED + i])
+		sm->last[w * MAX_SAMPLED + i] = time;
+}
+
+static void sampler_drain(struct sampler *sm, int nr_cpus)
+{
+	for (int c = 0; c < nr_cpus; c++)
+		if (sm->ring[c].fd >= 0 &&
+		    !sb_read(sm->ring[c].page, sm->ring[c].data,
+			     sm->ring[c].size, sample_take, sm))
+			sm->odd++;
+}
+
 static __u64 listener_read(const struct listener *l)
 {
 	__u64 n = 0;
@@ -428,6 +609,17 @@ static bool link_detached(int fd)
 	}
 }
 
+static int worker_nr;			/* in a worker: its number */
+
+/* The link's id, or 0 */
+static __u32 link_id_of(int fd)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_link_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
 /* One lifecycle: load, link, undo the link the step's way, unload. */
 static void step_run(struct worker_stat *ws, int i)
 {
@@ -437,6 +629,8 @@ static void step_run(struct worker_stat *ws, int i)
 	int err;
 
 	link_ctx_init(&ctx);
+	if (k == &kind_sampled)
+		sample_cookie = (__u64)worker_nr << 32 | ws->nr_sampled;
 	err = k->setup(&ctx);
 	ws->progs += (ctx.prog_fd >= 0) + (ctx.prog2_fd >= 0);
 	if (err == KIND_SKIP) {
@@ -451,6 +645,10 @@ static void step_run(struct worker_stat *ws, int i)
 			worker_error(ws, s, ctx.err);
 		} else {
 			ws->links++;
+			/* a bpf() call: the sampled program runs at least once */
+			if (k == &kind_sampled && ws->nr_sampled < MAX_SAMPLED)
+				ws->sampled_link[ws->nr_sampled++] =
+					link_id_of(ctx.link_fd);
 			if (s->by == BY_DETACH && bpf_link_detach(ctx.link_fd))
 				worker_error(ws, s, "BPF_LINK_DETACH failed");
 			if (s->by == BY_TARGET_GONE) {
@@ -493,6 +691,7 @@ worker(struct storm *st, int w, int cpu)
 	struct worker_stat *ws = &st->w[w];
 	size_t skipped = 0;
 
+	worker_nr = w;
 	if (bind_cpu(cpu))
 		worker_error(ws, &steps[0], "sched_setaffinity failed");
 	/* until told to stop, or until the kernel can make no kind */
@@ -504,6 +703,20 @@ worker(struct storm *st, int w, int cpu)
 		step_run(ws, i);
 		skipped += ws->skipped[i];
 	}
+	_exit(0);
+}
+
+/* Make cheap bpf() calls on cpu, when it is idle, until told to stop. */
+static void __attribute__((noreturn))
+caller(struct storm *st, int cpu)
+{
+	struct sched_param param = {};
+	__u32 id;
+
+	if (bind_cpu(cpu) || sched_setscheduler(0, SCHED_IDLE, &param))
+		_exit(1);
+	while (!__atomic_load_n(&st->stop, __ATOMIC_RELAXED))
+		bpf_prog_get_next_id(~0u, &id);
 	_exit(0);
 }
 
@@ -548,8 +761,10 @@ FIXTURE_SETUP(storm)
 {
 	self->st = MAP_FAILED;
 	self->nr_cpus = sysconf(_SC_NPROCESSORS_CONF);
-	for (int w = 0; w < MAX_WORKERS; w++)
+	for (int w = 0; w < MAX_WORKERS; w++) {
 		self->pid[w] = 0;
+		self->caller[w] = 0;
+	}
 	for (int i = 0; i < NR_LISTENERS; i++) {
 		struct listener *l = &self->l[i];
 
@@ -561,6 +776,12 @@ FIXTURE_SETUP(storm)
 		for (int c = 0; c < self->nr_cpus; c++)
 			l->ring[c].fd = -1;
 	}
+	self->sm.ring = calloc(self->nr_cpus, sizeof(*self->sm.ring));
+	ASSERT_NE(NULL, self->sm.ring);
+	for (int c = 0; c < self->nr_cpus; c++)
+		self->sm.ring[c].fd = -1;
+	self->sm.last = calloc(MAX_WORKERS * MAX_SAMPLED, sizeof(__u64));
+	ASSERT_NE(NULL, self->sm.last);
 	self->st = mmap(NULL, sizeof(*self->st), PROT_READ | PROT_WRITE,
 			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->st);
@@ -572,6 +793,10 @@ FIXTURE_TEARDOWN(storm)
 	if (self->st != MAP_FAILED)
 		__atomic_store_n(&self->st->stop, 1, __ATOMIC_RELAXED);
 	for (int w = 0; w < MAX_WORKERS; w++) {
+		if (self->caller[w] > 0) {
+			kill(self->caller[w], SIGKILL);
+			waitpid(self->caller[w], NULL, 0);
+		}
 		if (self->pid[w] > 0) {
 			char path[64];
 
@@ -590,6 +815,19 @@ FIXTURE_TEARDOWN(storm)
 		free(self->l[i].progs.v);
 		free(self->l[i].links.v);
 	}
+	for (int c = 0; self->sm.ring && c < self->nr_cpus; c++) {
+		struct ring *r = &self->sm.ring[c];
+
+		if (r->page)
+			munmap(r->page, r->size + sysconf(_SC_PAGESIZE));
+		if (r->fd >= 0)
+			close(r->fd);
+	}
+	free(self->sm.ring);
+	free(self->sm.last);
+	if (sample_map_fd >= 0)
+		close(sample_map_fd);
+	sample_map_fd = -1;
 	if (self->st != MAP_FAILED)
 		munmap(self->st, sizeof(*self->st));
 }
@@ -638,6 +876,49 @@ static void listener_check(struct __test_metadata *_metadata,
 		       i, (unsigned long long)(seen_progs + seen_links - whole));
 }
 
+/*
+ * No sample of a sampled program may be later than its link's
+ * LINK_DETACH, as listener l, which lost nothing, saw it.
+ */
+static void sampler_check(struct __test_metadata *_metadata,
+			  const struct sampler *sm, const struct storm *st,
+			  const struct listener *l)
+{
+	__u64 links = 0, seen = 0, late = 0;
+
+	for (int w = 0; w < st->nr_workers; w++) {
+		const struct worker_stat *ws = &st->w[w];
+
+		for (__u32 i = 0; i < ws->nr_sampled; i++) {
+			__u64 t = sm->last[w * MAX_SAMPLED + i];
+			__u32 id = ws->sampled_link[i];
+			const struct life *f;
+
+			links++;
+			if (!t || id < l->links.base ||
+			    id - l->links.base >= l->links.nr)
+				continue;
+			f = &l->links.v[id - l->links.base];
+			if (f->ends != 1)
+				continue;
+			seen++;
+			if (t > f->t_end && !late++)
+				TH_LOG("link %u: a sample %llu ns after its LINK_DETACH",
+				       id, (unsigned long long)(t - f->t_end));
+		}
+	}
+	ksft_print_msg("sampled: %llu links, %llu with samples; %llu samples, %llu lost; ",
+		       (unsigned long long)links, (unsigned long long)seen,
+		       (unsigned long long)sm->samples,
+		       (unsigned long long)sm->lost);
+	printf("%llu links with a sample after their LINK_DETACH\n",
+	       (unsigned long long)late);
+	EXPECT_EQ(0, sm->odd) TH_LOG("bpf-output records that are not our samples");
+	EXPECT_EQ(0, late);
+	if (links)
+		EXPECT_LT(0, seen) TH_LOG("no sampled program was seen to run");
+}
+
 static const char *read_when(int ms)
 {
 	static char buf[32];
@@ -659,6 +940,7 @@ TEST_F_TIMEOUT(storm, lifecycle, 900)
 	struct storm *st = self->st;
 	__u32 prog_base, link_base;
 	struct prog_info warm;
+	struct btf *vmlinux;
 	char *rest = NULL;
 	cpu_set_t set;
 	long secs;
@@ -696,6 +978,27 @@ TEST_F_TIMEOUT(storm, lifecycle, 900)
 		}
 	}
 
+	/* The sampled programs' function, and their bpf-output events. */
+	vmlinux = btf__load_vmlinux_btf();
+	if (vmlinux) {
+		err = btf__find_by_name_kind(vmlinux, SAMPLE_FUNC,
+					     BTF_KIND_FUNC);
+		sample_btf_id = err > 0 ? err : 0;
+		btf__free(vmlinux);
+	}
+	sample_map_fd = bpf_map_create(BPF_MAP_TYPE_PERF_EVENT_ARRAY,
+				       "kst_samples", sizeof(__u32),
+				       sizeof(__u32), self->nr_cpus, NULL);
+	ASSERT_LE(0, sample_map_fd) TH_LOG("perf event array: %s",
+					   strerror(errno));
+	for (int c = 0; c < self->nr_cpus; c++) {
+		if (self->l[0].ring[c].fd < 0)
+			continue;
+		err = sampler_open(&self->sm.ring[c], c);
+		ASSERT_EQ(0, err) TH_LOG("bpf-output event on CPU %d: %s", c,
+					 strerror(-err));
+	}
+
 	/* Every CPU's rings are flushed at the end, from that CPU. */
 	for (int c = 0; c < self->nr_cpus; c++)
 		if (self->l[0].ring[c].fd >= 0 && !CPU_ISSET(c, &set))
@@ -718,6 +1021,12 @@ TEST_F_TIMEOUT(storm, lifecycle, 900)
 	}
 
 	st->nr_workers = nr_online < 2 ? 2 : nr_online;
+	for (int c = 0; c < nr_online; c++) {
+		self->caller[c] = fork();
+		ASSERT_LE(0, self->caller[c]);
+		if (!self->caller[c])
+			caller(st, online[c]);
+	}
 	start = now_ms();
 	for (int w = 0; w < st->nr_workers; w++) {
 		self->pid[w] = fork();
@@ -728,6 +1037,7 @@ TEST_F_TIMEOUT(storm, lifecycle, 900)
 	stop_ms = start + secs * 1000ull;
 	while (now_ms() < stop_ms) {
 		drain_due(self->l, self->nr_cpus);
+		sampler_drain(&self->sm, self->nr_cpus);
 		usleep(DRAIN_US);
 	}
 	__atomic_store_n(&st->stop, 1, __ATOMIC_RELAXED);
@@ -744,6 +1054,20 @@ TEST_F_TIMEOUT(storm, lifecycle, 900)
 			TH_LOG("worker %d ended with status %#x", w, status);
 	}
 	end = now_ms();
+	for (int c = 0; c < nr_online; c++) {
+		int status = 0;
+
+		ASSERT_TRUE(wait_until(waitpid(self->caller[c], &status,
+					       WNOHANG) == self->caller[c],
+				       60000))
+			TH_LOG("the caller on CPU %d did not stop within 60 s",
+			       online[c]);
+		self->caller[c] = 0;
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+			TH_LOG("the caller on CPU %d ended with status %#x",
+			       online[c], status);
+	}
+	sampler_drain(&self->sm, self->nr_cpus);
 
 	/* Every program and link made goes: none is left. */
 	EXPECT_TRUE(wait_until(none_from(false, prog_base) &&
@@ -831,6 +1155,7 @@ TEST_F_TIMEOUT(storm, lifecycle, 900)
 	EXPECT_EQ(0, self->l[NR_LISTENERS - 1].lost)
 		TH_LOG("the largest listener lost records");
 	EXPECT_LT(0, links) TH_LOG("the workers made no link");
+	sampler_check(_metadata, &self->sm, st, &self->l[NR_LISTENERS - 1]);
 }
 
 TEST_HARNESS_MAIN

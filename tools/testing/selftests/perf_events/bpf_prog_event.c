@@ -9,10 +9,12 @@
  * listener on one CPU gets what happens there; a ring too small for what
  * is written keeps whole records and counts the rest as lost; and
  * attr.bpf_event_ext, which asks for link records too, is refused without
- * attr.bpf_event.
+ * attr.bpf_event, is bit 40 of the flags word, and has reserved bits on
+ * either side.
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <stddef.h>
 
 #include "bpf_event.h"
 
@@ -383,9 +385,61 @@ TEST(ext_without_bpf_event)
 				 strerror(-err));
 
 	/* the two bits before it stay reserved (defer_* in later kernels) */
-	attr.__reserved_4 = 1;
+	for (int bit = 0; bit < 2; bit++) {
+		attr.__reserved_4 = 1 << bit;
+		err = open_result(&attr);
+		EXPECT_EQ(-EINVAL, err) TH_LOG("reserved bit %d: %s", 38 + bit,
+					       err ? strerror(-err) : "accepted");
+	}
+}
+
+/* The flags word of attr, which follows read_format. */
+#define ATTR_FLAGS_OFF	(offsetof(struct perf_event_attr, read_format) + \
+			 sizeof(__u64))
+
+static __u64 attr_flags(const struct perf_event_attr *attr)
+{
+	__u64 word;
+
+	memcpy(&word, (const char *)attr + ATTR_FLAGS_OFF, sizeof(word));
+	return word;
+}
+
+static void attr_set_flags(struct perf_event_attr *attr, __u64 word)
+{
+	memcpy((char *)attr + ATTR_FLAGS_OFF, &word, sizeof(word));
+}
+
+/*
+ * bpf_event_ext is bit 40 of the flags word, whatever a compiler makes of
+ * the header's bit-fields: readers that set the word whole rely on it.
+ */
+TEST(ext_is_bit_40)
+{
+	struct perf_event_attr attr = {};
+	int err;
+
+	if (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
+		SKIP(return, "bit-fields are laid out from the top bit here");
+
+	attr.bpf_event_ext = 1;
+	EXPECT_EQ(1ULL << 40, attr_flags(&attr));
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr_set_flags(&attr, 1ULL << 40);
+	attr.bpf_event = 1;
+	attr.sample_id_all = 1;
 	err = open_result(&attr);
-	EXPECT_EQ(-EINVAL, err) TH_LOG("a reserved bit: %s",
+	SKIP_IF_NO_PRIV(err, "perf_event_open");
+	EXPECT_EQ(0, err) TH_LOG("bit 40 with bpf_event: %s", strerror(-err));
+
+	/* the next one is unknown */
+	attr_set_flags(&attr, attr_flags(&attr) | 1ULL << 41);
+	err = open_result(&attr);
+	EXPECT_EQ(-EINVAL, err) TH_LOG("bit 41: %s",
 				       err ? strerror(-err) : "accepted");
 }
 
