@@ -29,6 +29,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap '' PIPE
 fail() {
 	echo "FAIL: $*"
 	exit 1
@@ -67,10 +68,12 @@ grep -q 'bpf_event_ext: 1' "$tmp/ours.evlist" ||
 	fail "perf record on our kernel did not ask for bpf_event_ext"
 
 # Links held across perf record: synthesized on our kernel only.
+# The fifo is opened read-write here, which never blocks; a line on it
+# lets the workload go.
 mkfifo "$tmp/hold" || fail "mkfifo"
+exec 3<>"$tmp/hold"
 perf test -w bpf_links links "$cg" <"$tmp/hold" >"$tmp/held.out" 2>&1 &
 holder=$!
-exec 3>"$tmp/hold"
 for _ in $(seq 300); do
 	grep -q '^ready' "$tmp/held.out" && break
 	kill -0 "$holder" 2>/dev/null || break
@@ -94,10 +97,15 @@ for id in $held; do
 		fail "perf record on our kernel did not synthesize held link $id: $(cat "$tmp/held_ours.links")"
 done
 echo "perf record with 5 links held: $(wc -l <"$tmp/held_ours.links") LINK_ATTACH synthesized on our kernel, none where it refuses bpf_event_ext"
-echo >&3
-exec 3>&-
+echo >&3 || fail "the workload holding links went: $(cat "$tmp/held.out")"
+for _ in $(seq 300); do
+	kill -0 "$holder" 2>/dev/null || break
+	sleep 0.1
+done
+kill -0 "$holder" 2>/dev/null && fail "the workload holding links did not end within 30 s"
 wait "$holder" || fail "the workload holding links: exit $?: $(cat "$tmp/held.out")"
 holder=
+exec 3>&-
 
 # perf bpf events: one warning, program records, no link records.
 LD_PRELOAD=$shim perf bpf events -x, -- perf test -w bpf_links links "$cg" \

@@ -645,10 +645,14 @@ static void step_run(struct worker_stat *ws, int i)
 			worker_error(ws, s, ctx.err);
 		} else {
 			ws->links++;
-			/* a bpf() call: the sampled program runs at least once */
-			if (k == &kind_sampled && ws->nr_sampled < MAX_SAMPLED)
+			if (k == &kind_sampled && ws->nr_sampled < MAX_SAMPLED) {
+				__u32 id;
+
 				ws->sampled_link[ws->nr_sampled++] =
 					link_id_of(ctx.link_fd);
+				/* the program runs once here, at least */
+				bpf_prog_get_next_id(~0u, &id);
+			}
 			if (s->by == BY_DETACH && bpf_link_detach(ctx.link_fd))
 				worker_error(ws, s, "BPF_LINK_DETACH failed");
 			if (s->by == BY_TARGET_GONE) {

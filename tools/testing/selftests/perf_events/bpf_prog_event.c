@@ -416,6 +416,7 @@ static void attr_set_flags(struct perf_event_attr *attr, __u64 word)
  */
 TEST(ext_is_bit_40)
 {
+	static const int around[] = { 38, 39, 41 };
 	struct perf_event_attr attr = {};
 	int err;
 
@@ -424,6 +425,9 @@ TEST(ext_is_bit_40)
 
 	attr.bpf_event_ext = 1;
 	EXPECT_EQ(1ULL << 40, attr_flags(&attr));
+	memset(&attr, 0, sizeof(attr));
+	attr.__reserved_4 = 3;
+	EXPECT_EQ(3ULL << 38, attr_flags(&attr));
 
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
@@ -436,11 +440,17 @@ TEST(ext_is_bit_40)
 	SKIP_IF_NO_PRIV(err, "perf_event_open");
 	EXPECT_EQ(0, err) TH_LOG("bit 40 with bpf_event: %s", strerror(-err));
 
-	/* the next one is unknown */
-	attr_set_flags(&attr, attr_flags(&attr) | 1ULL << 41);
-	err = open_result(&attr);
-	EXPECT_EQ(-EINVAL, err) TH_LOG("bit 41: %s",
-				       err ? strerror(-err) : "accepted");
+	/* the two before are reserved, the next one is unknown */
+	for (size_t i = 0; i < ARRAY_SIZE(around); i++) {
+		int bit = around[i];
+
+		attr_set_flags(&attr, 1ULL << 40 | 1ULL << bit);
+		attr.bpf_event = 1;
+		attr.sample_id_all = 1;
+		err = open_result(&attr);
+		EXPECT_EQ(-EINVAL, err) TH_LOG("bit %d: %s", bit,
+					       err ? strerror(-err) : "accepted");
+	}
 }
 
 TEST_HARNESS_MAIN
