@@ -264,18 +264,12 @@ static struct life *life_of(struct lives *ls, __u32 id)
 	return &ls->v[id];
 }
 
-/* A BPF_EVENT listener on CPU cpu, with pages data pages. */
-static int ring_open(struct ring *r, int cpu, int pages)
+/* Map the ring of r->fd, with pages data pages: 0 or -errno. */
+static int ring_mmap(struct ring *r, int pages)
 {
 	long page_size = sysconf(_SC_PAGESIZE);
 	void *p;
 
-	r->cpu = cpu;
-	r->fd = sb_event_open(SB_BPF_LINKS, false, -1, cpu);
-	if (r->fd < 0)
-		return r->fd;
-	if (ioctl(r->fd, PERF_EVENT_IOC_ID, &r->id))
-		return -errno;
 	p = mmap(NULL, (pages + 1) * page_size, PROT_READ | PROT_WRITE,
 		 MAP_SHARED, r->fd, 0);
 	if (p == MAP_FAILED)
@@ -284,6 +278,18 @@ static int ring_open(struct ring *r, int cpu, int pages)
 	r->data = (char *)p + r->page->data_offset;
 	r->size = r->page->data_size;
 	return 0;
+}
+
+/* A BPF_EVENT listener on CPU cpu, with pages data pages. */
+static int ring_open(struct ring *r, int cpu, int pages)
+{
+	r->cpu = cpu;
+	r->fd = sb_event_open(SB_BPF_LINKS, false, -1, cpu);
+	if (r->fd < 0)
+		return r->fd;
+	if (ioctl(r->fd, PERF_EVENT_IOC_ID, &r->id))
+		return -errno;
+	return ring_mmap(r, pages);
 }
 
 static void ring_close(struct ring *r)
@@ -469,21 +475,16 @@ static int sampler_open(struct ring *r, int cpu)
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
 	};
-	long page_size = sysconf(_SC_PAGESIZE);
 	__u32 key = cpu;
-	void *p;
+	int err;
 
 	r->cpu = cpu;
 	r->fd = sys_perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (r->fd < 0)
 		return -errno;
-	p = mmap(NULL, (SAMPLE_PAGES + 1) * page_size, PROT_READ | PROT_WRITE,
-		 MAP_SHARED, r->fd, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	r->page = p;
-	r->data = (char *)p + r->page->data_offset;
-	r->size = r->page->data_size;
+	err = ring_mmap(r, SAMPLE_PAGES);
+	if (err)
+		return err;
 	if (bpf_map_update_elem(sample_map_fd, &key, &r->fd, BPF_ANY))
 		return -errno;
 	return 0;
@@ -819,14 +820,8 @@ FIXTURE_TEARDOWN(storm)
 		free(self->l[i].progs.v);
 		free(self->l[i].links.v);
 	}
-	for (int c = 0; self->sm.ring && c < self->nr_cpus; c++) {
-		struct ring *r = &self->sm.ring[c];
-
-		if (r->page)
-			munmap(r->page, r->size + sysconf(_SC_PAGESIZE));
-		if (r->fd >= 0)
-			close(r->fd);
-	}
+	for (int c = 0; self->sm.ring && c < self->nr_cpus; c++)
+		ring_close(&self->sm.ring[c]);
 	free(self->sm.ring);
 	free(self->sm.last);
 	if (sample_map_fd >= 0)
