@@ -558,6 +558,15 @@ static inline bool sb_cpus_before(struct sb_cpus *c, const struct sb_record *a,
 	return a->sid.time <= b->sid.time;
 }
 
+/* The id of the link fd, or 0 */
+static inline __u32 link_id_of(int fd)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_link_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
 /* What BPF_OBJ_GET_INFO_BY_FD says of the program fd; 0 or -errno. */
 static inline int prog_info_get(int fd, struct prog_info *pi)
 {

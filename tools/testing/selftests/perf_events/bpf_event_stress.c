@@ -612,15 +612,6 @@ static bool link_detached(int fd)
 
 static int worker_nr;			/* in a worker: its number */
 
-/* The link's id, or 0 */
-static __u32 link_id_of(int fd)
-{
-	struct bpf_link_info info = {};
-	__u32 len = sizeof(info);
-
-	return bpf_link_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
-}
-
 /* One lifecycle: load, link, undo the link the step's way, unload. */
 static void step_run(struct worker_stat *ws, int i)
 {

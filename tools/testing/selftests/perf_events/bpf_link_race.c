@@ -189,15 +189,6 @@ FIXTURE_TEARDOWN(race)
 	sb_cpus_close(&self->cpus);
 }
 
-/* The link's id, or 0 */
-static __u32 link_id_of(int fd)
-{
-	struct bpf_link_info info = {};
-	__u32 len = sizeof(info);
-
-	return bpf_link_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
-}
-
 /*
  * Whether the LINK_DETACH of each of links[0..nr) is there; how many of
  * them this process wrote (its close won) in *ours.
