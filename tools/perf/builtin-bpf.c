@@ -1131,12 +1131,47 @@ static const char * const bpf_events_columns[] = {
 	"time", "cpu", "pid", "tid", "comm", "event",
 	"prog_id", "prog_name", "prog_type", "prog_tag",
 	"link_id", "link_type", "attach_type", "target",
+	"run_cnt", "run_time_ns", "recursion_misses",
 	"gone", "lost", NULL,
 };
 
+/*
+ * The counts a prog_unload record carries on a kernel that writes them;
+ * run_cnt and run_time_ns only if BPF stats were on at some time.
+ */
+static void bpf_events__print_stats(struct bpf_out *out,
+				    const struct perf_record_bpf_stats_event *stats)
+{
+	bool on = stats && (stats->bpf.flags & PERF_BPF_EVENT_FLAG_STATS_ON);
+
+	if (out->format == BPF_FORMAT_TEXT) {
+		if (!stats)
+			return;
+		if (on)
+			fprintf(out->fp, "  run_cnt %" PRIu64 " run_time_ns %" PRIu64,
+				(u64)stats->run_cnt, (u64)stats->run_time_ns);
+		else
+			fprintf(out->fp, "  run_cnt - run_time_ns -");
+		fprintf(out->fp, " recursion_misses %" PRIu64, (u64)stats->recursion_misses);
+		return;
+	}
+	if (on) {
+		out_u64(out, "run_cnt", stats->run_cnt);
+		out_u64(out, "run_time_ns", stats->run_time_ns);
+	} else {
+		out_none(out, "run_cnt");
+		out_none(out, "run_time_ns");
+	}
+	if (stats)
+		out_u64(out, "recursion_misses", stats->recursion_misses);
+	else
+		out_none(out, "recursion_misses");
+}
+
 static void bpf_events__print(struct bpf_events *ev, struct perf_sample *sample,
 			      const char *event, const struct bpf_prog_desc *prog,
-			      const struct bpf_link_desc *link, u32 attach_type, bool gone)
+			      const struct bpf_link_desc *link, u32 attach_type,
+			      const struct perf_record_bpf_stats_event *stats, bool gone)
 {
 	struct bpf_out *out = &ev->out;
 	char tag[2 * BPF_TAG_SIZE + 1], buf[2][16];
@@ -1156,6 +1191,7 @@ static void bpf_events__print(struct bpf_events *ev, struct perf_sample *sample,
 				attach_type_name(attach_type, buf[1], sizeof(buf[1])) ?: "-",
 				link->target && *link->target ? link->target : "-");
 		}
+		bpf_events__print_stats(out, stats);
 		fprintf(out->fp, "%s\n", gone ? " (gone)" : "");
 		return;
 	}
@@ -1168,6 +1204,7 @@ static void bpf_events__print(struct bpf_events *ev, struct perf_sample *sample,
 		out_none(out, "attach_type");
 		out_none(out, "target");
 	}
+	bpf_events__print_stats(out, stats);
 	if (out->format == BPF_FORMAT_JSON) {
 		out_key(out, "gone");
 		fputs(gone ? "true" : "false", out->fp);
@@ -1320,6 +1357,21 @@ static bool bpf_events__take_read_prog(struct bpf_events *ev, struct bpf_prog_de
 	return true;
 }
 
+/*
+ * The counts of a prog_unload record from a kernel that adds them (to
+ * listeners with attr.bpf_event_ext); NULL for other records.  The size
+ * counts the sample_id too.
+ */
+static const struct perf_record_bpf_stats_event *
+bpf_events__stats(struct bpf_events *ev, union perf_event *event)
+{
+	if (event->bpf.type != PERF_BPF_EVENT_PROG_UNLOAD ||
+	    !(event->bpf.flags & PERF_BPF_EVENT_FLAG_RUN_STATS) ||
+	    event->header.size < PERF_RECORD_BPF_STATS_SIZE + evlist__id_hdr_size(ev->evlist))
+		return NULL;
+	return &event->bpf_stats;
+}
+
 static void bpf_events__prog_record(struct bpf_events *ev, union perf_event *event,
 				    struct perf_sample *sample, bool load)
 {
@@ -1364,7 +1416,8 @@ static void bpf_events__prog_record(struct bpf_events *ev, union perf_event *eve
 
 	if (ev->show_progs && task && bpf_events__wanted_prog(ev, prog)) {
 		ev->counts[bpf->type]++;
-		bpf_events__print(ev, sample, perf_bpf_event__name(bpf->type), prog, NULL, 0, gone);
+		bpf_events__print(ev, sample, perf_bpf_event__name(bpf->type), prog, NULL, 0,
+				  bpf_events__stats(ev, event), gone);
 	}
 	if (prog == &gone_prog)
 		free(gone_prog.name);
@@ -1451,7 +1504,7 @@ static void bpf_events__link_record(struct bpf_events *ev, union perf_event *eve
 	if (shown) {
 		ev->counts[bpf->bpf.type]++;
 		bpf_events__print(ev, sample, perf_bpf_event__name(bpf->bpf.type), prog, link,
-				  attach_type, gone);
+				  attach_type, NULL, gone);
 	}
 	if (link == &no_link)
 		free(no_link.target);
@@ -1488,6 +1541,9 @@ static void bpf_events__unknown_record(struct bpf_events *ev, union perf_event *
 		out_none(out, "link_type");
 		out_none(out, "attach_type");
 		out_none(out, "target");
+		out_none(out, "run_cnt");
+		out_none(out, "run_time_ns");
+		out_none(out, "recursion_misses");
 		out_none(out, "gone");
 		out_none(out, "lost");
 	}

@@ -8,8 +8,11 @@
 # record synthesizes them), and attach and detach records of the others,
 # each once, with their link types by name and the attach type each kind
 # of link has, the same in the records perf record synthesized and in
-# those the kernel wrote; perf report -D too.  Upstream perf, if there,
-# must read the file (perf script and perf report -D).
+# those the kernel wrote; perf report -D too.  A struct_ops link made
+# before the start, which holds a map of programs rather than one, shows
+# with program id 0, synthesized and detached, where the kernel registers
+# tcp_congestion_ops struct_ops.  Upstream perf, if there, must read the
+# file (perf script and perf report -D).
 
 set -u
 # shellcheck source=lib/perf_bpf.sh
@@ -27,6 +30,28 @@ cgroup=$(pbt_cgroup_path)
 # workload goes to workload.err.
 pbt_links before "$cgroup"
 before=$(cat "$tmp/before.pid")
+
+# A struct_ops link from before, released with the others: orders on fd 4.
+mkfifo "$tmp/sops.ctl"
+perf test -w bpf_links struct_ops <"$tmp/sops.ctl" >"$tmp/sops.out" 2>"$tmp/sops.err" &
+sops=$!
+pbt_track $sops
+exec 4>"$tmp/sops.ctl"
+# shellcheck disable=SC2317 # called by pbt_wait
+sops_settled() {
+	grep -qx ready "$tmp/sops.out" || pbt_gone $sops
+}
+pbt_wait 120 sops_settled || pbt_fail "bpf_links struct_ops not ready within 120 s"
+if ! grep -qx ready "$tmp/sops.out"; then
+	pbt_reap $sops
+	rc=$?
+	[ $rc = 3 ] || pbt_fail "bpf_links struct_ops: exit $rc: $(cat "$tmp/sops.err")"
+	echo "no tcp_congestion_ops struct_ops in this kernel: no struct_ops link checked"
+	exec 4>&-
+	sops=
+	rm -f "$tmp/sops.out"
+fi
+
 cat >"$tmp/workload.sh" <<EOF
 fail() {
 	echo "\$*" >"$tmp/workload.err"
@@ -34,6 +59,10 @@ fail() {
 }
 (echo go >&3) 2>/dev/null || fail "bpf_links before did not take its go"
 exec 3>&-
+if [ -n "$sops" ]; then
+	(echo go >&4) 2>/dev/null || fail "bpf_links struct_ops did not take its go"
+fi
+exec 4>&-
 end=\$((SECONDS + 120))
 while kill -0 $before 2>/dev/null; do
 	[ \$SECONDS -lt \$end ] || fail "bpf_links before still running 120 s after its go"
@@ -46,7 +75,7 @@ pbt_gone "$before" && pbt_fail "bpf_links before ended before the recording"
 timeout 300 perf record -q -a -e dummy -o "$tmp/perf.data" -- bash "$tmp/workload.sh" \
 	2>"$tmp/record.err"
 rc=$?
-exec 3>&-
+exec 3>&- 4>&-
 [ ! -s "$tmp/workload.err" ] || pbt_fail "$(cat "$tmp/workload.err")"
 [ $rc = 0 ] || pbt_fail "perf record: exit $rc (124: still running after 300 s):" \
 	"$(cat "$tmp/record.err")"
@@ -54,6 +83,10 @@ pbt_wait_gone "$before" 60 || pbt_fail "bpf_links before still running after the
 pbt_reap "$before" || pbt_fail "bpf_links before: exit $?: $(cat "$tmp/before.err")"
 grep -qx unloaded "$tmp/during.out" ||
 	pbt_fail "bpf_links during did not end its work: $(cat "$tmp/during.out" "$tmp/during.err")"
+if [ -n "$sops" ]; then
+	pbt_wait_gone $sops 60 || pbt_fail "bpf_links struct_ops still running after the recording"
+	pbt_reap $sops || pbt_fail "bpf_links struct_ops: exit $?: $(cat "$tmp/sops.err")"
+fi
 
 perf script -i "$tmp/perf.data" --show-bpf-events >"$tmp/script" 2>"$tmp/script.err" ||
 	pbt_fail "perf script failed: $(cat "$tmp/script.err")"
@@ -62,17 +95,18 @@ perf report -i "$tmp/perf.data" -D >"$tmp/dump" 2>"$tmp/dump.err" ||
 grep 'PERF_RECORD_BPF_EVENT' "$tmp/script" | grep -m 4 'link_'
 
 python3 - "$tmp" <<'EOF' || pbt_fail "the link records are not those of the workloads (see above)"
-import re, sys
+import os, re, sys
 
 tmp = sys.argv[1]
 kinds = {"cgroup": "cgroup", "raw_tp": "raw_tracepoint", "fentry": "tracing",
-         "perf_event": "perf_event", "xdp": "xdp"}
+         "perf_event": "perf_event", "xdp": "xdp", "struct_ops": "struct_ops"}
 # the attach type perf shows for each kind of link: the one its link type
 # has (raw_tp, perf_event, xdp), whatever the program was loaded with, or
 # the one the link was made with (cgroup, tracing); the same whether perf
 # record synthesized the record or the kernel wrote it
 ATTACH = {"cgroup": "cgroup_inet_egress", "raw_tp": "trace_raw_tp",
-          "fentry": "trace_fentry", "perf_event": "perf_event", "xdp": "xdp"}
+          "fentry": "trace_fentry", "perf_event": "perf_event", "xdp": "xdp",
+          "struct_ops": "struct_ops"}
 rec = re.compile(r"PERF_RECORD_BPF_EVENT type (\d), flags 0, id (\d+), (link_\w+), "
                  r"link_id (\d+), link_type (\w+), attach_type (\w+)$")
 errors = []
@@ -85,7 +119,10 @@ for what in ("script", "dump"):
             seen.setdefault((ev, int(link)), []).append((int(prog), ltype, atype, line))
     # kind: {how the record was made: attach type}
     made = {}
-    for name in ("before", "during"):
+    # sops: the struct_ops link from before, where the kernel has them
+    for name in ("before", "during", "sops"):
+        if not os.path.exists(f"{tmp}/{name}.out"):
+            continue
         for line in open(f"{tmp}/{name}.out"):
             f = line.split()
             if f[0] != "link":
@@ -102,7 +139,7 @@ for what in ("script", "dump"):
                     errors.append(f"{what}: {ev} of link {link}: {gline.strip()}, want "
                                   f"prog {prog}, link_type {kinds[kind]}")
                 # a link from before the start: synthesized, at time 0
-                synth = name == "before" and ev == "link_attach"
+                synth = name in ("before", "sops") and ev == "link_attach"
                 if what == "script" and synth and " 0.000000: " not in gline:
                     errors.append(f"attach of link {link} from before is not synthesized: "
                                   f"{gline.strip()}")

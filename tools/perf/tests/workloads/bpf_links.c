@@ -17,6 +17,15 @@
  *	BPF_LINK_DETACH, close every link ("detached"), close the programs
  *	and the map ("unloaded").
  *
+ *   perf test -w bpf_links struct_ops
+ *	Register a TCP congestion control named pbt_cc_PID, its three
+ *	required operations struct_ops programs named pbt_cc in a
+ *	struct_ops map, through a link, which holds no program of its own;
+ *	print "link struct_ops ID 0 pbt_cc_PID" and "ready", and wait for a
+ *	line (or the end) on stdin; then close the link ("detached") and the
+ *	map ("unloaded").  Exit 3 if the kernel has no tcp_congestion_ops
+ *	struct_ops (it registers them only with module support).
+ *
  *   perf test -w bpf_links short N
  *	Load and close a program named pbt_short N times; print
  *	"short I NS" with the time between the end of the load and the end
@@ -269,6 +278,131 @@ static int bpf_links_links(const char *cgroup, const char *func)
 	return err;
 }
 
+/* Index, byte offset and size of member @name of struct @id; -1 if none */
+static int bpf_links_member(const struct btf *btf, u32 id, const char *name, u32 *off, u32 *size)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+	const struct btf_member *m = btf_members(t);
+	s64 sz;
+	int i;
+
+	for (i = 0; i < btf_vlen(t); i++, m++) {
+		if (strcmp(btf__name_by_offset(btf, m->name_off), name))
+			continue;
+		sz = btf__resolve_size(btf, m->type);
+		if (sz < 0)
+			return -1;
+		*off = btf_member_bit_offset(t, i) / 8;
+		*size = sz;
+		return i;
+	}
+	return -1;
+}
+
+/* Fill a struct bpf_struct_ops_tcp_congestion_ops: its name, its programs */
+static int bpf_links_cc_fill(const struct btf *btf, s32 value_id, s32 ops_id, char *value,
+			     const char *name, int *progs)
+{
+	static const struct {
+		const char	*op;
+		int		ret;
+	} ops[] = {
+		{ "ssthresh", 2 }, { "undo_cwnd", 2 }, { "cong_avoid", 0 },
+	};
+	u32 data, off, size;
+	size_t i;
+	int idx;
+
+	if (bpf_links_member(btf, value_id, "data", &data, &size) < 0 ||
+	    bpf_links_member(btf, ops_id, "name", &off, &size) < 0)
+		return -1;
+	snprintf(value + data + off, size, "%s", name);
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		idx = bpf_links_member(btf, ops_id, ops[i].op, &off, &size);
+		if (idx < 0)
+			return -1;
+		/* the member's index is the program's expected attach type */
+		progs[i] = bpf_links_load("pbt_cc", BPF_PROG_TYPE_STRUCT_OPS, idx, ops_id,
+					  ops[i].ret, -1);
+		if (progs[i] < 0)
+			return -1;
+		*(u64 *)(value + data + off) = progs[i];
+	}
+	return 0;
+}
+
+static int bpf_links_struct_ops(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf(), *user = btf__new_empty();
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_LINK);
+	int progs[3] = { -1, -1, -1 }, map_fd = -1, link_fd = -1, ret = 1;
+	s32 value_id = -1, ops_id = -1;
+	char name[32], line[16], *value = NULL;
+	s64 value_size = 0;
+	u32 key = 0;
+	size_t i;
+
+	if (btf) {
+		value_id = btf__find_by_name_kind(btf, "bpf_struct_ops_tcp_congestion_ops",
+						  BTF_KIND_STRUCT);
+		ops_id = btf__find_by_name_kind(btf, "tcp_congestion_ops", BTF_KIND_STRUCT);
+		value_size = btf__resolve_size(btf, value_id);
+	}
+	if (value_id < 0 || ops_id < 0 || value_size <= 0) {
+		fprintf(stderr, "bpf_links workload: no BTF of tcp_congestion_ops struct_ops\n");
+		ret = 3;
+		goto out;
+	}
+	/* BPF_MAP_CREATE wants BTF of the map's own, whatever it holds */
+	if (!user || btf__add_int(user, "int", 4, BTF_INT_SIGNED) < 0 ||
+	    btf__load_into_kernel(user)) {
+		ret = bpf_links_fail("BTF for the struct_ops map");
+		goto out;
+	}
+	opts.btf_fd = btf__fd(user);
+	opts.btf_vmlinux_value_type_id = value_id;
+	map_fd = bpf_map_create(BPF_MAP_TYPE_STRUCT_OPS, "pbt_cc", sizeof(u32), value_size, 1,
+				&opts);
+	if (map_fd < 0) {
+		/* the kernel's ENOTSUPP: tcp_congestion_ops not registered */
+		ret = errno == 524 ? 3 : 1;
+		bpf_links_fail("BPF_MAP_CREATE of tcp_congestion_ops");
+		goto out;
+	}
+	value = calloc(1, value_size);
+	snprintf(name, sizeof(name), "pbt_cc_%d", (int)getpid());
+	if (!value || bpf_links_cc_fill(btf, value_id, ops_id, value, name, progs) ||
+	    bpf_map_update_elem(map_fd, &key, value, 0)) {
+		ret = bpf_links_fail("the tcp_congestion_ops map");
+		goto out;
+	}
+	link_fd = bpf_link_create(map_fd, 0, BPF_STRUCT_OPS, NULL);
+	if (link_fd < 0) {
+		ret = bpf_links_fail("BPF_LINK_CREATE of tcp_congestion_ops");
+		goto out;
+	}
+	printf("link struct_ops %u 0 %s\nready\n", bpf_links_link_id(link_fd), name);
+	fflush(stdout);
+	ret = 0;
+	if (!fgets(line, sizeof(line), stdin) && ferror(stdin))
+		ret = bpf_links_fail("stdin");
+	close(link_fd);
+	printf("detached\n");
+	fflush(stdout);
+out:
+	for (i = 0; i < ARRAY_SIZE(progs); i++)
+		if (progs[i] >= 0)
+			close(progs[i]);
+	if (map_fd >= 0)
+		close(map_fd);
+	if (!ret)
+		printf("unloaded\n");
+	free(value);
+	btf__free(user);
+	btf__free(btf);
+	return ret;
+}
+
 static int bpf_links_short(int n)
 {
 	u64 loaded;
@@ -481,6 +615,8 @@ static int bpf_links(int argc, const char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[0], "links"))
 		return bpf_links_links(argv[1], argc > 2 ? argv[2] : NULL);
+	if (argc == 1 && !strcmp(argv[0], "struct_ops"))
+		return bpf_links_struct_ops();
 	if (argc == 2 && !strcmp(argv[0], "short"))
 		return bpf_links_short(atoi(argv[1]));
 	if (argc >= 3 && !strcmp(argv[0], "churn"))

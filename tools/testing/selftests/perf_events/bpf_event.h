@@ -57,6 +57,10 @@ enum sb_bpf {
 
 /* Linux 6.12's BPF_EVENT body: type, flags, id and tag, then sample_id. */
 #define SB_BPF_PROG_BODY	(2 + 2 + 4 + BPF_TAG_SIZE)
+/* With bpf_event_ext: link records add link_id, link_type, attach_type */
+#define SB_BPF_LINK_BODY	(SB_BPF_PROG_BODY + 4 + 2 + 2)
+/* ... and PROG_UNLOAD run_cnt, run_time_ns, recursion_misses */
+#define SB_BPF_STATS_BODY	(SB_BPF_PROG_BODY + 3 * 8)
 
 /* One record read back from a ring, with the fields the tests look at. */
 struct sb_record {
@@ -67,10 +71,18 @@ struct sb_record {
 			__u16 flags;
 			__u32 id;
 			__u8 tag[BPF_TAG_SIZE];
-			/* LINK_ATTACH and LINK_DETACH only */
-			__u32 link_id;
-			__u16 link_type;
-			__u16 attach_type;
+			union {
+				struct {	/* LINK_ATTACH, LINK_DETACH */
+					__u32 link_id;
+					__u16 link_type;
+					__u16 attach_type;
+				};
+				struct {	/* PROG_UNLOAD, RUN_STATS */
+					__u64 run_cnt;
+					__u64 run_time_ns;
+					__u64 recursion_misses;
+				};
+			};
 		} bpf;
 		struct {	/* PERF_RECORD_KSYMBOL */
 			__u64 addr;

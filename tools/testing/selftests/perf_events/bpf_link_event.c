@@ -185,7 +185,7 @@ static void check_link_record(struct __test_metadata *_metadata,
 {
 	static const __u8 no_tag[BPF_TAG_SIZE];
 
-	EXPECT_EQ(sizeof(r->bpf), r->body);
+	EXPECT_EQ(SB_BPF_LINK_BODY, r->body);
 	EXPECT_EQ(0, r->bpf.flags);
 	EXPECT_EQ(k->link_type, r->bpf.link_type)
 		TH_LOG("%s %s: link_type %u", k->name,

@@ -453,4 +453,181 @@ TEST(ext_is_bit_40)
 	}
 }
 
+/*
+ * What PROG_UNLOAD says of a program's runs.  A listener with
+ * bpf_event_ext gets run_cnt, run_time_ns and recursion_misses after the
+ * tag, flagged RUN_STATS, and STATS_ON if run-time stats were on at some
+ * time in the program's life; one with bpf_event alone gets Linux 6.12's
+ * record.  Runs are BPF_PROG_TEST_RUN repeats, each one run; stats are
+ * switched with BPF_ENABLE_STATS, before or after the load.
+ */
+enum stats_when { STATS_NEVER, STATS_BEFORE_LOAD, STATS_AFTER_LOAD };
+
+FIXTURE(unload_stats) {
+	struct sb_listener ext;
+	struct sb_listener plain;
+	struct prog_info prog;
+	int prog_fd;
+	int stats_fd;
+};
+
+FIXTURE_VARIANT(unload_stats) {
+	enum stats_when on;
+	int counted;		/* runs while stats are on */
+	bool off_before_unload;
+	int uncounted;		/* runs once they are off again, or never on */
+};
+
+/* counted, then stats off and more runs: only the counted ones */
+FIXTURE_VARIANT_ADD(unload_stats, counted) {
+	.on = STATS_BEFORE_LOAD, .counted = 1000,
+	.off_before_unload = true, .uncounted = 300,
+};
+
+/* stats never on: zeros, and no STATS_ON to say they mean nothing */
+FIXTURE_VARIANT_ADD(unload_stats, never_on) {
+	.on = STATS_NEVER, .uncounted = 300,
+};
+
+/* on and off again after the load, no run meanwhile: 0 runs, counted */
+FIXTURE_VARIANT_ADD(unload_stats, on_idle) {
+	.on = STATS_AFTER_LOAD, .off_before_unload = true, .uncounted = 300,
+};
+
+/* on at the unload */
+FIXTURE_VARIANT_ADD(unload_stats, on_at_unload) {
+	.on = STATS_AFTER_LOAD, .counted = 700,
+};
+
+/* kernel.bpf_stats_enabled: 0 or 1, -1 if it cannot be read */
+static int stats_sysctl(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/bpf_stats_enabled", "r");
+	int val = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &val) != 1)
+			val = -1;
+		fclose(f);
+	}
+	return val;
+}
+
+/* Run the socket filter fd n times: 0 or -errno. */
+static int run_filter(int fd, int n)
+{
+	char pkt[64] = {};
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		.data_in = pkt,
+		.data_size_in = sizeof(pkt),
+		.repeat = n,
+	);
+
+	if (!n)
+		return 0;
+	return bpf_prog_test_run_opts(fd, &opts) ? -errno : 0;
+}
+
+static int stats_on(FIXTURE_DATA(unload_stats) *self)
+{
+	self->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	return self->stats_fd < 0 ? -errno : 0;
+}
+
+FIXTURE_SETUP(unload_stats)
+{
+	int err;
+
+	self->prog_fd = -1;
+	self->stats_fd = -1;
+	self->ext.fd = -1;
+	self->plain.fd = -1;
+	if (stats_sysctl() != 0)
+		SKIP(return, "kernel.bpf_stats_enabled is not 0: stats cannot be switched off");
+	err = sb_open(&self->ext, SB_BPF_LINKS, false, 0, -1);
+	SKIP_IF_NO_PRIV(err, "perf_event_open");
+	ASSERT_EQ(0, err) TH_LOG("bpf_event_ext listener: %s", strerror(-err));
+	err = sb_open(&self->plain, SB_BPF_PROGS, false, 0, -1);
+	ASSERT_EQ(0, err) TH_LOG("bpf_event listener: %s", strerror(-err));
+	if (variant->on == STATS_BEFORE_LOAD) {
+		err = stats_on(self);
+		SKIP_IF_NO_PRIV(err, "BPF_ENABLE_STATS");
+		ASSERT_EQ(0, err) TH_LOG("BPF_ENABLE_STATS: %s", strerror(-err));
+	}
+	self->prog_fd = load_prog(&self->prog);
+	SKIP_IF_NO_PRIV(self->prog_fd, "BPF_PROG_LOAD");
+	ASSERT_LE(0, self->prog_fd)
+		TH_LOG("BPF_PROG_LOAD: %s", strerror(-self->prog_fd));
+}
+
+FIXTURE_TEARDOWN(unload_stats)
+{
+	if (self->prog_fd >= 0)
+		close(self->prog_fd);
+	if (self->stats_fd >= 0)
+		close(self->stats_fd);
+	sb_close(&self->ext);
+	sb_close(&self->plain);
+}
+
+TEST_F(unload_stats, final_counts)
+{
+	__u16 flags = PERF_BPF_EVENT_FLAG_RUN_STATS;
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	struct sb_record *r;
+	__u32 id = self->prog.id;
+	int err, e;
+
+	if (variant->on == STATS_AFTER_LOAD) {
+		err = stats_on(self);
+		SKIP_IF_NO_PRIV(err, "BPF_ENABLE_STATS");
+		ASSERT_EQ(0, err) TH_LOG("BPF_ENABLE_STATS: %s", strerror(-err));
+	}
+	if (variant->on != STATS_NEVER)
+		flags |= PERF_BPF_EVENT_FLAG_STATS_ON;
+	err = run_filter(self->prog_fd, variant->counted);
+	ASSERT_EQ(0, err) TH_LOG("BPF_PROG_TEST_RUN: %s", strerror(-err));
+	if (variant->off_before_unload) {
+		close(self->stats_fd);
+		self->stats_fd = -1;
+	}
+	err = run_filter(self->prog_fd, variant->uncounted);
+	ASSERT_EQ(0, err) TH_LOG("BPF_PROG_TEST_RUN: %s", strerror(-err));
+	/* what bpf(2) says last: nothing runs the program after this */
+	ASSERT_EQ(0, bpf_prog_get_info_by_fd(self->prog_fd, &info, &len));
+	ASSERT_EQ(variant->counted, info.run_cnt)
+		TH_LOG("stats counted %llu runs, not %d: are they on elsewhere?",
+		       (unsigned long long)info.run_cnt, variant->counted);
+	close(self->prog_fd);
+	self->prog_fd = -1;
+
+	ASSERT_TRUE(wait_until(has_prog(&self->ext, 0,
+					PERF_BPF_EVENT_PROG_UNLOAD, id),
+			       WAIT_MS))
+		TH_LOG("no PROG_UNLOAD of program %u with bpf_event_ext", id);
+	ASSERT_TRUE(wait_until(has_prog(&self->plain, 0,
+					PERF_BPF_EVENT_PROG_UNLOAD, id),
+			       WAIT_MS))
+		TH_LOG("no PROG_UNLOAD of program %u with bpf_event", id);
+	EXPECT_EQ(0, self->ext.lost);
+
+	e = find_prog(&self->ext, 0, PERF_BPF_EVENT_PROG_UNLOAD, id);
+	r = &self->ext.rec[e];
+	EXPECT_EQ(SB_BPF_STATS_BODY, r->body);
+	EXPECT_EQ(flags, r->bpf.flags);
+	EXPECT_EQ(0, memcmp(self->prog.tag, r->bpf.tag, BPF_TAG_SIZE));
+	/* the counts the program had when it went, the last bpf(2) read */
+	EXPECT_EQ(info.run_cnt, r->bpf.run_cnt);
+	EXPECT_EQ(info.run_time_ns, r->bpf.run_time_ns);
+	EXPECT_EQ(info.recursion_misses, r->bpf.recursion_misses);
+	if (!variant->counted)
+		EXPECT_EQ(0, r->bpf.run_time_ns);
+	check_sample_id(_metadata, &self->ext, r);
+
+	/* Linux 6.12's record to the listener that did not ask for more */
+	e = find_prog(&self->plain, 0, PERF_BPF_EVENT_PROG_UNLOAD, id);
+	check_prog(_metadata, &self->plain, &self->plain.rec[e], &self->prog);
+}
+
 TEST_HARNESS_MAIN
