@@ -150,7 +150,8 @@ if bad:
 lines = open(f"{tmp}/csv.out").read().splitlines()
 head = lines[0].split(";")
 want = ["time", "cpu", "pid", "tid", "comm", "event", "prog_id", "prog_name", "prog_type",
-        "prog_tag", "link_id", "link_type", "attach_type", "target", "gone", "lost"]
+        "prog_tag", "link_id", "link_type", "attach_type", "target", "run_cnt", "run_time_ns",
+        "recursion_misses", "gone", "lost"]
 if head != want:
     errors.append(f"CSV header: {lines[0]}, want {';'.join(want)}")
 rows = [l.split(";") for l in lines[1:]]

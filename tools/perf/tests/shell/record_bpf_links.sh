@@ -64,6 +64,11 @@ if [ -n "$sops" ]; then
 fi
 exec 4>&-
 end=\$((SECONDS + 120))
+while [ -n "$sops" ] && ! grep -qx detached "$tmp/sops.out"; do
+	[ \$SECONDS -lt \$end ] || fail "bpf_links struct_ops not detached 120 s after its go"
+	sleep 0.1
+done
+end=\$((SECONDS + 120))
 while kill -0 $before 2>/dev/null; do
 	[ \$SECONDS -lt \$end ] || fail "bpf_links before still running 120 s after its go"
 	sleep 0.1
@@ -151,13 +156,16 @@ for e in errors:
     print("FAIL:", e)
 sys.exit(1 if errors else 0)
 EOF
+[ -z "$sops" ] ||
+	echo "the struct_ops link from before: synthesized with program id 0, and detached"
 
 if command -v perf-base >/dev/null; then
 	perf-base script -i "$tmp/perf.data" --show-bpf-events >"$tmp/base.script" \
 		2>"$tmp/base.err" || pbt_fail "upstream perf script failed: $(cat "$tmp/base.err")"
 	perf-base report -i "$tmp/perf.data" -D >"$tmp/base.dump" 2>"$tmp/base.dump.err" ||
 		pbt_fail "upstream perf report -D failed: $(cat "$tmp/base.dump.err")"
-	# two workloads of five links each: ten attach and ten detach records
+	# two workloads of five links each, and the struct_ops link if there
+	# is one: at least ten attach and ten detach records
 	for f in base.script base.dump; do
 		for t in 3 4; do
 			n=$(grep -c "PERF_RECORD_BPF_EVENT type $t," "$tmp/$f")

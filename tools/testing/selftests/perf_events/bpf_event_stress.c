@@ -342,7 +342,7 @@ static void account(struct listener *l, struct ring *r, const char *buf,
 	const struct perf_event_header *hdr = (const void *)buf;
 	const char *body = (const char *)(hdr + 1);
 	struct sb_sample_id sid;
-	__u16 type, want;
+	__u16 type, flags, want;
 	__u32 id, link_id;
 
 	if (hdr->type != PERF_RECORD_BPF_EVENT &&
@@ -372,15 +372,23 @@ static void account(struct listener *l, struct ring *r, const char *buf,
 		return;
 	}
 	memcpy(&type, body, sizeof(type));
+	memcpy(&flags, body + 2, sizeof(flags));
 	memcpy(&id, body + 4, sizeof(id));
 	switch (type) {
 	case PERF_BPF_EVENT_PROG_LOAD:
+		want = SB_BPF_PROG_BODY;
+		break;
 	case PERF_BPF_EVENT_PROG_UNLOAD:
-		want = 16;
+		/*
+		 * With its counts, but for an unload that raced with the
+		 * opening of the rings: its size is the one its flags give
+		 */
+		want = flags & PERF_BPF_EVENT_FLAG_RUN_STATS ?
+		       SB_BPF_STATS_BODY : SB_BPF_PROG_BODY;
 		break;
 	case PERF_BPF_EVENT_LINK_ATTACH:
 	case PERF_BPF_EVENT_LINK_DETACH:
-		want = 24;
+		want = SB_BPF_LINK_BODY;
 		break;
 	default:
 		torn(l, "BPF_EVENT of type %u", type);

@@ -499,6 +499,11 @@ FIXTURE_VARIANT_ADD(unload_stats, on_at_unload) {
 	.on = STATS_AFTER_LOAD, .counted = 700,
 };
 
+/* on at the unload, never run: 0 runs, counted */
+FIXTURE_VARIANT_ADD(unload_stats, on_at_unload_idle) {
+	.on = STATS_AFTER_LOAD,
+};
+
 /* kernel.bpf_stats_enabled: 0 or 1, -1 if it cannot be read */
 static int stats_sysctl(void)
 {
@@ -542,8 +547,11 @@ FIXTURE_SETUP(unload_stats)
 	self->stats_fd = -1;
 	self->ext.fd = -1;
 	self->plain.fd = -1;
-	if (stats_sysctl() != 0)
-		SKIP(return, "kernel.bpf_stats_enabled is not 0: stats cannot be switched off");
+	err = stats_sysctl();
+	if (err < 0)
+		SKIP(return, "no kernel.bpf_stats_enabled to read");
+	if (err)
+		SKIP(return, "kernel.bpf_stats_enabled is 1: stats cannot be switched off");
 	err = sb_open(&self->ext, SB_BPF_LINKS, false, 0, -1);
 	SKIP_IF_NO_PRIV(err, "perf_event_open");
 	ASSERT_EQ(0, err) TH_LOG("bpf_event_ext listener: %s", strerror(-err));
