@@ -277,12 +277,12 @@ id=$(cut -d: -f1 "$work/prog")
 echo "--- perf script --show-bpf-events: the records of program $id"
 perf script -i "$work/perf.data" --show-bpf-events >"$work/script" 2>"$work/script.err" ||
 	fail "perf script failed: $(cat "$work/script.err")"
-grep -E "PERF_RECORD_BPF_EVENT .*id $id(,.*)?\$|PERF_RECORD_KSYMBOL .*_demo_nanosleep\$" \
+grep -E "PERF_RECORD_BPF_EVENT .*id $id(, run_cnt .*)?\$|PERF_RECORD_KSYMBOL .*_demo_nanosleep\$" \
 	"$work/script" | sed -E 's/^ +//' | tee "$work/records"
 echo "(type 1 = PROG_LOAD, 2 = PROG_UNLOAD, with the program's final counts on a kernel" \
 	"that writes them; KSYMBOL flags 0x1 = unregister)"
 for want in "PERF_RECORD_BPF_EVENT type 1,.* id $id\$" \
-	    "PERF_RECORD_BPF_EVENT type 2,.* id $id(,.*)?\$" \
+	    "PERF_RECORD_BPF_EVENT type 2,.* id $id(, run_cnt .*)?\$" \
 	    "PERF_RECORD_KSYMBOL .* flags 0x0 .*_demo_nanosleep\$" \
 	    "PERF_RECORD_KSYMBOL .* flags 0x1 .*_demo_nanosleep\$"; do
 	[ "$(grep -Ec "$want" "$work/records")" = 1 ] ||

@@ -13,7 +13,7 @@ set -u
 # shellcheck source=lib/perf_bpf.sh
 . "$(dirname "$0")"/lib/perf_bpf.sh
 
-pbt_require python3
+pbt_require bpftool python3
 pbt_link_records ||
 	pbt_skip "the kernel writes no link records (its BTF has no PERF_BPF_EVENT_LINK_ATTACH)," \
 		"nor the counts of unload records"

@@ -381,7 +381,7 @@ static void account(struct listener *l, struct ring *r, const char *buf,
 	case PERF_BPF_EVENT_PROG_UNLOAD:
 		/*
 		 * With its counts, but for an unload that raced with the
-		 * opening of the rings: its size is the one its flags give
+		 * opening of the rings: its size is the one its flags give.
 		 */
 		want = flags & PERF_BPF_EVENT_FLAG_RUN_STATS ?
 		       SB_BPF_STATS_BODY : SB_BPF_PROG_BODY;
@@ -404,6 +404,11 @@ static void account(struct listener *l, struct ring *r, const char *buf,
 			torn(l, "BPF_EVENT of type %u for program id 0", type);
 		} else if (id < l->progs.base) {
 			l->foreign++;	/* freed late, from before the test */
+		} else if (type == PERF_BPF_EVENT_PROG_UNLOAD &&
+			   !(flags & PERF_BPF_EVENT_FLAG_RUN_STATS)) {
+			/* the test's programs go while the rings are open */
+			torn(l, "PROG_UNLOAD of program %u without its counts",
+			     id);
 		} else {
 			l->read[type]++;
 			life_note(l, &l->progs, id,

@@ -364,7 +364,7 @@ TEST_F_TIMEOUT(link, lifecycle, 60)
 			     self->prog.id, 0, &load);
 		EXPECT_NE(NULL, load) TH_LOG("no PROG_LOAD of program %u",
 					     self->prog.id);
-		/* bpf_event_ext changes nothing of the program records */
+		/* bpf_event_ext changes nothing of the load records */
 		if (load)
 			EXPECT_EQ(SB_BPF_PROG_BODY, load->body);
 	} else {
