@@ -102,6 +102,7 @@ static int test__bpf_event_records(struct test_suite *test __maybe_unused,
 	const char *short_link =
 		" type 3, flags 0, id 42, link_attach, record too short for the link fields\n";
 	const u16 cg = BPF_LINK_TYPE_CGROUP, raw_tp = BPF_LINK_TYPE_RAW_TRACEPOINT;
+	const char *counts = "run_cnt 1000, run_time_ns 52000, recursion_misses 2";
 	char cgroup[64], raw[64], tcx[16], tracing[16], want[256];
 
 	snprintf(cgroup, sizeof(cgroup), "link_type %u, attach_type %u", cg,
@@ -161,13 +162,14 @@ static int test__bpf_event_records(struct test_suite *test __maybe_unused,
 		return TEST_FAIL;
 
 	/* the final counts of an unload record, said counted or not */
+	snprintf(want, sizeof(want), " type 2, flags 3, id 42, %s\n", counts);
 	if (bpf_stats_prints(PERF_BPF_EVENT_PROG_UNLOAD,
 			     PERF_BPF_EVENT_FLAG_RUN_STATS | PERF_BPF_EVENT_FLAG_STATS_ON,
-			     PERF_RECORD_BPF_STATS_SIZE + 16,
-			     " type 2, flags 3, id 42, run_cnt 1000, run_time_ns 52000, recursion_misses 2\n") ||
-	    bpf_stats_prints(PERF_BPF_EVENT_PROG_UNLOAD, PERF_BPF_EVENT_FLAG_RUN_STATS,
-			     PERF_RECORD_BPF_STATS_SIZE,
-			     " type 2, flags 1, id 42, run_cnt 1000, run_time_ns 52000, recursion_misses 2 (bpf stats were off)\n") ||
+			     PERF_RECORD_BPF_STATS_SIZE + 16, want))
+		return TEST_FAIL;
+	snprintf(want, sizeof(want), " type 2, flags 1, id 42, %s (bpf stats were off)\n", counts);
+	if (bpf_stats_prints(PERF_BPF_EVENT_PROG_UNLOAD, PERF_BPF_EVENT_FLAG_RUN_STATS,
+			     PERF_RECORD_BPF_STATS_SIZE, want) ||
 	    bpf_stats_prints(PERF_BPF_EVENT_PROG_UNLOAD, PERF_BPF_EVENT_FLAG_RUN_STATS,
 			     PERF_RECORD_BPF_STATS_SIZE - 8,
 			     " type 2, flags 1, id 42, record too short for the run stats\n") ||

@@ -333,8 +333,8 @@ static int bpf_links_cc_fill(const struct btf *btf, s32 value_id, s32 ops_id, ch
 
 static int bpf_links_struct_ops(void)
 {
-	struct btf *btf = btf__load_vmlinux_btf(), *user = btf__new_empty();
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_LINK);
+	struct btf *btf = btf__load_vmlinux_btf(), *user = btf__new_empty();
 	int progs[3] = { -1, -1, -1 }, map_fd = -1, link_fd = -1, ret = 1;
 	s32 value_id = -1, ops_id = -1;
 	char name[32], line[16], *value = NULL;

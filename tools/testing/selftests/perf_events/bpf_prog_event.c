@@ -518,13 +518,15 @@ static int stats_sysctl(void)
 	return val;
 }
 
+/* What run_filter() hands the socket filter: an Ethernet frame of zeros */
+static char test_pkt[64];
+
 /* Run the socket filter fd n times: 0 or -errno. */
 static int run_filter(int fd, int n)
 {
-	char pkt[64] = {};
 	LIBBPF_OPTS(bpf_test_run_opts, opts,
-		.data_in = pkt,
-		.data_size_in = sizeof(pkt),
+		.data_in = test_pkt,
+		.data_size_in = sizeof(test_pkt),
 		.repeat = n,
 	);
 
@@ -533,10 +535,11 @@ static int run_filter(int fd, int n)
 	return bpf_prog_test_run_opts(fd, &opts) ? -errno : 0;
 }
 
-static int stats_on(FIXTURE_DATA(unload_stats) *self)
+/* Run-time stats on while *fd is open: 0 or -errno. */
+static int stats_on(int *fd)
 {
-	self->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	return self->stats_fd < 0 ? -errno : 0;
+	*fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	return *fd < 0 ? -errno : 0;
 }
 
 FIXTURE_SETUP(unload_stats)
@@ -558,7 +561,7 @@ FIXTURE_SETUP(unload_stats)
 	err = sb_open(&self->plain, SB_BPF_PROGS, false, 0, -1);
 	ASSERT_EQ(0, err) TH_LOG("bpf_event listener: %s", strerror(-err));
 	if (variant->on == STATS_BEFORE_LOAD) {
-		err = stats_on(self);
+		err = stats_on(&self->stats_fd);
 		SKIP_IF_NO_PRIV(err, "BPF_ENABLE_STATS");
 		ASSERT_EQ(0, err) TH_LOG("BPF_ENABLE_STATS: %s", strerror(-err));
 	}
@@ -588,7 +591,7 @@ TEST_F(unload_stats, final_counts)
 	int err, e;
 
 	if (variant->on == STATS_AFTER_LOAD) {
-		err = stats_on(self);
+		err = stats_on(&self->stats_fd);
 		SKIP_IF_NO_PRIV(err, "BPF_ENABLE_STATS");
 		ASSERT_EQ(0, err) TH_LOG("BPF_ENABLE_STATS: %s", strerror(-err));
 	}
