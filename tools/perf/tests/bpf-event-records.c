@@ -19,14 +19,32 @@
 #include "event.h"
 #include "tests.h"
 
-static int bpf_record_prints(u16 type, u16 size, u16 link_type, u16 attach_type,
-			     const char *want)
+/* Whether perf_event__fprintf_bpf() prints @event as @want */
+static int bpf_event_prints(union perf_event *event, const char *want)
 {
-	union perf_event event;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *fp;
 	int ret = TEST_OK;
+
+	fp = open_memstream(&buf, &len);
+	if (!fp)
+		return TEST_FAIL;
+	perf_event__fprintf_bpf(event, fp);
+	fclose(fp);
+	if (strcmp(buf, want)) {
+		pr_debug("type %u, flags %u, size %u: printed '%s', want '%s'\n",
+			 event->bpf.type, event->bpf.flags, event->header.size, buf, want);
+		ret = TEST_FAIL;
+	}
+	free(buf);
+	return ret;
+}
+
+static int bpf_record_prints(u16 type, u16 size, u16 link_type, u16 attach_type,
+			     const char *want)
+{
+	union perf_event event;
 
 	/* what lies past the record must not show */
 	memset(&event, 0xff, sizeof(event));
@@ -43,28 +61,13 @@ static int bpf_record_prints(u16 type, u16 size, u16 link_type, u16 attach_type,
 	};
 	if (size < PERF_RECORD_BPF_LINK_SIZE)
 		memset((void *)&event + size, 0xff, PERF_RECORD_BPF_LINK_SIZE - size);
-
-	fp = open_memstream(&buf, &len);
-	if (!fp)
-		return TEST_FAIL;
-	perf_event__fprintf_bpf(&event, fp);
-	fclose(fp);
-	if (strcmp(buf, want)) {
-		pr_debug("type %u, size %u: printed '%s', want '%s'\n", type, size, buf, want);
-		ret = TEST_FAIL;
-	}
-	free(buf);
-	return ret;
+	return bpf_event_prints(&event, want);
 }
 
 /* An unload record with run_cnt 1000, run_time_ns 52000, recursion_misses 2 */
 static int bpf_stats_prints(u16 type, u16 flags, u16 size, const char *want)
 {
 	union perf_event event;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *fp;
-	int ret = TEST_OK;
 
 	memset(&event, 0xff, sizeof(event));
 	event.bpf_stats = (struct perf_record_bpf_stats_event) {
@@ -80,19 +83,7 @@ static int bpf_stats_prints(u16 type, u16 flags, u16 size, const char *want)
 	};
 	if (size < PERF_RECORD_BPF_STATS_SIZE)
 		memset((void *)&event + size, 0xff, PERF_RECORD_BPF_STATS_SIZE - size);
-
-	fp = open_memstream(&buf, &len);
-	if (!fp)
-		return TEST_FAIL;
-	perf_event__fprintf_bpf(&event, fp);
-	fclose(fp);
-	if (strcmp(buf, want)) {
-		pr_debug("type %u, flags %u, size %u: printed '%s', want '%s'\n", type, flags,
-			 size, buf, want);
-		ret = TEST_FAIL;
-	}
-	free(buf);
-	return ret;
+	return bpf_event_prints(&event, want);
 }
 
 static int test__bpf_event_records(struct test_suite *test __maybe_unused,
