@@ -147,5 +147,4 @@ grep -q '"event":"prog_load",.*"prog_name":"pbt_short"' "$tmp/dur.out" ||
 	pbt_fail "perf bpf events --duration $secs: pbt_short, loaded meanwhile, not shown:" \
 		"$(cat "$tmp/dur.out")"
 echo "--duration $secs: ended by itself after about $took s, showing pbt_short"
-
 pbt_end
