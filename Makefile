@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # perf BPF-awareness series for Linux 6.12: the one entry point.
-# 'make help' lists the targets; README.md explains them.
+# 'make help' lists the targets; README.md explains them, selftests/README.md
+# the test and benchmark targets in full, patches/README.md apply, refresh,
+# series and series-check.
 
 BUILD_DIR ?= $(HOME)/.cache/bpf-perf
 KSRC ?=
