@@ -259,33 +259,26 @@ TEST(cpu_wide_listener)
 #define LINK_RECORD_SIZE	64
 
 /*
- * A one-page ring, not read while 100 raw_tp links are made and closed:
- * 200 link records of 64 bytes, 12800 bytes for a 4096-byte ring.  The
+ * A one-page ring, not read while 200 raw_tp links are made and closed:
+ * 400 link records of 64 bytes, 25600 bytes for a 4096-byte ring.  The
  * kernel keeps one byte of a ring free to tell full from empty, so the
- * first 63 records fit (4032 bytes) and the other 137 are lost.  The
+ * first 63 records fit (4032 bytes) and the other 337 are lost.  The
  * records read are whole and the first ones written; the others are
  * counted by a PERF_RECORD_LOST, written with the next record that fits
- * once the ring has been read (the load of another program).  A link's
- * LINK_DETACH comes once its runs are over, after its close: a second
- * listener, read as it goes, tells when, so that the next link is made
- * only then.
+ * once the ring has been read (the load of another program).
  */
 TEST(overflow)
 {
 	struct sb_listener *l = calloc(1, sizeof(*l));
-	struct sb_listener *seen = calloc(1, sizeof(*seen));
-	const int cycles = 100;
+	const int cycles = 200;
 	struct prog_info pi, last;
 	int prog_fd, fd, err, fit, nr_link = 0, nr_last = 0;
 	__u32 link_id = 0;
 
 	ASSERT_NE(NULL, l);
-	ASSERT_NE(NULL, seen);
 	err = sb_open_pages(l, SB_BPF_LINKS, false, 0, -1, 1);
 	SKIP_IF_NO_PRIV(err, "perf_event_open");
 	ASSERT_EQ(0, err) TH_LOG("one-page listener: %s", strerror(-err));
-	err = sb_open(seen, SB_BPF_LINKS, false, 0, -1);
-	ASSERT_EQ(0, err) TH_LOG("listener: %s", strerror(-err));
 	prog_fd = prog_load_ret(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL, 0, &pi);
 	SKIP_IF_NO_PRIV(prog_fd, "BPF_PROG_LOAD");
 	ASSERT_LE(0, prog_fd) TH_LOG("BPF_PROG_LOAD: %s", strerror(-prog_fd));
@@ -295,18 +288,10 @@ TEST(overflow)
 	fit = (l->data_size - 1) / LINK_RECORD_SIZE;
 
 	for (int i = 0; i < cycles; i++) {
-		__u32 id;
-
 		fd = bpf_raw_tracepoint_open("sched_process_exit", prog_fd);
 		ASSERT_LE(0, fd) TH_LOG("BPF_RAW_TRACEPOINT_OPEN: %s",
 					strerror(-fd));
-		id = link_id_of(fd);
-		ASSERT_NE(0, id);
 		close(fd);
-		ASSERT_TRUE(wait_until(sb_has_link(seen,
-						   PERF_BPF_EVENT_LINK_DETACH,
-						   id), WAIT_LONG_MS))
-			TH_LOG("no LINK_DETACH of link %u", id);
 	}
 	sb_drain(l);
 	/* a PERF_RECORD_LOST needs room too: none until a record fits */
@@ -358,8 +343,6 @@ TEST(overflow)
 	/* and the load and unload of the last program, whole */
 	EXPECT_EQ(2, nr_last);
 	close(prog_fd);
-	sb_close(seen);
-	free(seen);
 	sb_close(l);
 	free(l);
 }
