@@ -173,10 +173,12 @@ counts_right "zeroed control map"
 # live one.
 mkfifo "$tmp/live.fifo" || bperf_fail "cannot make a fifo"
 # bounded by the whole test's run, not kept's 120 s: filling the table
-# and the sessions that follow take minutes in a TCG VM
-PERF_CONFIG="$tmp/perfconfig" timeout -k 5 1200 perf stat --bpf-counters \
+# and the sessions that follow take minutes in a TCG VM, and over 20 on
+# the debug kernel of make check-debug (KASAN, lockdep), where a bound
+# of 1200 s ended the live session before the check
+PERF_CONFIG="$tmp/perfconfig" timeout -k 5 3600 perf stat --bpf-counters \
 	--bpf-attr-map "$attr" -x, -o "$tmp/live.out" -e task-clock -- \
-	timeout 1200 sh -c "read -r _ <'$tmp/live.fifo'" 2>"$tmp/live.err" &
+	timeout 3600 sh -c "read -r _ <'$tmp/live.fifo'" 2>"$tmp/live.err" &
 live=$!
 bperf_track $live
 one_session() {
