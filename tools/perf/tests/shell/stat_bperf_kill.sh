@@ -24,8 +24,10 @@ bperf_held ref -e cpu-clock -a
 # Each victim counts a busy process's task-clock or context switches on
 # every CPU: an event of its own, and for task-clock roots in the tasks
 # map.  An event named twice takes the slot and the roots once more: the
-# reclaim must give back every reference.
-perf test -w noploop 120 9>&- &
+# reclaim must give back every reference.  The busy process outlives
+# the victims (killed below): 120 s was too short on the debug kernel of
+# make check-debug, where it ended before the first -p victim started.
+perf test -w noploop 1200 9>&- &
 busy=$!
 bperf_track $busy
 
