@@ -85,7 +85,7 @@ done
 run_time() {
 	bpftool prog show id "$id" |
 		awk '{ for (i = 1; i < NF; i++) if ($i == "run_time_ns") t = $(i + 1) }
-		     END { print t + 0 }'
+		     END { printf "%.0f\n", t }'
 }
 
 # threads: killing the benchmark ends all of it
