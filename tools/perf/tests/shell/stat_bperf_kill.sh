@@ -26,7 +26,8 @@ bperf_held ref -e cpu-clock -a
 # map.  An event named twice takes the slot and the roots once more: the
 # reclaim must give back every reference.  The busy process outlives
 # the victims (killed below): 120 s was too short on the debug kernel of
-# make check-debug, where it ended before the first -p victim started.
+# make check-debug, where it ended while the first -p victim was being
+# checked, leaving no task in the tasks map.
 perf test -w noploop 1200 9>&- &
 busy=$!
 bperf_track $busy
