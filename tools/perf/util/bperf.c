@@ -119,8 +119,15 @@
  * they go with the last one, even if killed.  A session that died without
  * cleaning up is found by the next ones (its pid is gone, or its start time
  * changed): its roots are released, its slots dropped, a slot nobody uses
- * is freed and its events closed.  The last session to leave unpins
- * everything, unless stat.bpf-attr-map-persistent is set in perf config.
+ * is freed and its events closed.  A session may die between any two
+ * steps: the session records are the truth.  A session notes a slot in
+ * its record after it takes its reference and forgets it before it gives
+ * the reference back, and bperf_root notes and forgets roots in the run
+ * that takes and drops their references.  Each look at the sessions then
+ * sets every slot's use counts to what the records say and frees the
+ * slots no record names.  The last session to leave unpins everything,
+ * unless stat.bpf-attr-map-persistent is set in perf config.  Tests stop
+ * perf at named steps with PERF_BPERF_STOP (bperf_step()).
  *
  * Details.  A slot freed and used again gets a new generation in bperf_ctl,
  * which perf bumps before it installs the new events: the first reading of
@@ -567,8 +574,16 @@ static int bperf__destroy(struct evsel *evsel)
 
 	if (!c)
 		return 0;
-	if (bperf.attr_fd >= 0 && !bperf_lock()) {
-		if (!c->unsupported) {
+	if (bperf.attr_fd >= 0) {
+		/*
+		 * Without the lock the pinned state cannot change: what we
+		 * hold there stays, under our registration, to be reclaimed
+		 * as a dead session's once we exit.  Our fds, and with them
+		 * the task hooks' links, go with the last evsel all the same.
+		 */
+		if (bperf_lock()) {
+			bperf.lost = true;
+		} else if (!c->unsupported) {
 			if (bperf.tasks)
 				bperf_roots_del(c);
 			bperf_slot_unref(c->slot);

@@ -80,6 +80,7 @@ struct bperf_ctx {
 	struct bperf_tid *slot_tids[BPERF_MAX_SLOTS];
 	int slot_nr[BPERF_MAX_SLOTS];
 	bool locked;
+	bool lost;		/* an evsel could not give back its slot */
 	bool persist;
 	bool tasks;		/* we count tasks, not CPUs */
 	__u64 pidns;
@@ -112,6 +113,7 @@ bool bperf_wanted(struct evsel *evsel, struct target *target);
 
 /* bperf_share.c */
 int bperf_report(int err, const char *what, const char *path);
+void bperf_step(const char *step);
 int bperf_ctl_write(void);
 int bperf_lock(void);
 void bperf_unlock(void);
@@ -126,6 +128,7 @@ void bperf_slot_put(__u32 slot, __u32 flags);
 void bperf_slot_unref(__u32 slot);
 int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 		    struct target *target);
+void bperf_slots_sweep(const __u32 *users, const __u32 *task_users);
 
 /* bperf_task.c */
 int bperf_root_run(struct bperf_root_op *op);

@@ -86,6 +86,25 @@ int bperf_report(int err, const char *what, const char *path)
 	return -err;
 }
 
+/*
+ * A test hook: with PERF_BPERF_STOP=STEP in its environment, perf stops
+ * itself (SIGSTOP) when it reaches STEP, for a test to kill it there
+ * with SIGKILL.  The steps are the places where a killed session leaves
+ * the pinned state half changed (stat_bperf_kill_steps.sh).
+ */
+void bperf_step(const char *step)
+{
+	static const char *stop;
+	static bool looked;
+
+	if (!looked) {
+		stop = getenv("PERF_BPERF_STOP");
+		looked = true;
+	}
+	if (stop && !strcmp(stop, step))
+		raise(SIGSTOP);
+}
+
 static int bperf_config_cb(const char *var, const char *value,
 			   void *data __maybe_unused)
 {
@@ -463,15 +482,14 @@ static void bperf_reap(__u32 sid, const struct bperf_session *s)
 		for (i = 0; i < n; i++) {
 			if (keys[i].sid != sid)
 				continue;
-			/* forget the record first: a crash now only leaks */
-			bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_ROOTS],
-					    &keys[i]);
+			/* deletes the record too */
 			bperf_root_run(&(struct bperf_root_op){
 				.op = BPERF_ROOT_DEL,
 				.tid = keys[i].tid,
 				.slot = keys[i].slot,
 				.inherit = keys[i].inherit,
 				.ino = vals[i],
+				.sid = sid,
 			});
 		}
 		free(keys);
@@ -499,6 +517,31 @@ static int bperf_sess_cmp(const void *a, const void *b)
 	return x->sid < y->sid ? -1 : x->sid > y->sid;
 }
 
+/*
+ * Count, for each slot, the registered sessions (@n of @ent, those with
+ * a sid) that note it, and make the slots agree: see bperf_slots_sweep().
+ * Locked.
+ */
+static void bperf_sweep(const struct bperf_sess_ent *ent, int n)
+{
+	__u32 users[BPERF_MAX_SLOTS] = {}, task_users[BPERF_MAX_SLOTS] = {};
+	__u32 slot;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (!ent[i].sid)
+			continue;
+		for (slot = 0; slot < BPERF_MAX_SLOTS; slot++) {
+			if (!(ent[i].s.slots & (1ULL << slot)))
+				continue;
+			users[slot]++;
+			if (ent[i].s.flags & BPERF_SESSION_TASKS)
+				task_users[slot]++;
+		}
+	}
+	bperf_slots_sweep(users, task_users);
+}
+
 enum bperf_gc_flags {
 	BPERF_GC_STOP_AT_LIVE	= 1 << 0,	/* stop at the first live one */
 	BPERF_GC_ALL_DEAD	= 1 << 1,	/* the programs were gone */
@@ -508,8 +551,9 @@ enum bperf_gc_flags {
  * Look at up to 'budget' other sessions (all if budget <= 0), in session
  * id order from where the last look stopped, and reap the dead ones.
  * With BPERF_GC_ALL_DEAD they are all dead, whatever pid namespace they
- * ran in.  Returns the number of live sessions seen, or -errno if the
- * sessions could not be read.  Locked.
+ * ran in.  Then make the slots agree with the sessions left, all of
+ * them, looked at or not.  Returns the number of live sessions seen,
+ * or -errno if the sessions could not be read.  Locked.
  */
 static int bperf_gc(int budget, unsigned int flags)
 {
@@ -554,9 +598,12 @@ static int bperf_gc(int budget, unsigned int flags)
 			continue;
 		}
 		bperf_reap(ent[i].sid, &ent[i].s);
+		ent[i].sid = 0;
 	}
-	if (bperf.map_fd[BPERF_MAP_CTL] >= 0)
+	if (bperf.map_fd[BPERF_MAP_CTL] >= 0) {
+		bperf_sweep(ent, n);
 		bperf_ctl_write();
+	}
 out:
 	free(sids);
 	free(recs);
@@ -1093,6 +1140,7 @@ int bperf_join(struct target *target)
 	err = bperf_register();
 	if (err)
 		goto fail;
+	bperf_step("register");
 	return 0;
 fail:
 	/* do not leave behind what we set up for nobody */
@@ -1106,7 +1154,12 @@ fail:
 	return err;
 }
 
-/* Our last bperf evsel is gone: deregister, maybe turn off the lights. */
+/*
+ * Our last bperf evsel is gone: deregister, maybe turn off the lights.
+ * Without the lock, or if an evsel could not give back what it held
+ * (bperf.lost), only let go of what this process holds: we stay
+ * registered, and a later session reclaims the rest once we are gone.
+ */
 void bperf_leave(void)
 {
 	__u32 slot;
@@ -1119,17 +1172,20 @@ void bperf_leave(void)
 		zfree(&bperf.slot_tids[slot]);
 		bperf.slot_nr[slot] = 0;
 	}
-	if (bperf.sid) {
+	if (bperf.sid && bperf.locked && !bperf.lost) {
 		bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_SESSIONS],
 				    &bperf.sid);
 		if (bperf.ctl.nr_sessions)
 			bperf.ctl.nr_sessions--;
 		bperf_ctl_write();
-		bperf.sid = 0;
+		bperf_step("leave");
 		/* not if the sessions could not be read: some may live */
 		if (bperf_gc(0, BPERF_GC_STOP_AT_LIVE) == 0)
 			bperf_teardown();
 	}
+	bperf.sid = 0;
+	bperf.self.slots = 0;
+	bperf.lost = false;
 	bperf_unlock();
 	bperf_drop_fds();
 	perf_cpu_map__put(bperf.online);

@@ -86,6 +86,47 @@ void bperf_slot_put(__u32 slot, __u32 flags)
 	}
 }
 
+/*
+ * Make the slots agree with the session registry: @users[s] and
+ * @task_users[s] are how many registered sessions, and task sessions,
+ * note slot s.  A session killed between changing a slot and noting
+ * the change in its record (setting the slot up, taking or dropping its
+ * reference) left a slot set up for nobody, or a count too high: the
+ * records win, and a slot that no session notes is freed, its events
+ * closed.  Locked.
+ */
+void bperf_slots_sweep(const __u32 *users, const __u32 *task_users)
+{
+	int slots_fd = bperf.map_fd[BPERF_MAP_SLOTS];
+	struct bperf_slot rec;
+	__u32 s;
+
+	for (s = 0; s < BPERF_MAX_SLOTS; s++) {
+		if (bpf_map_lookup_elem(slots_fd, &s, &rec) ||
+		    (!rec.key.attr.size && !rec.users))
+			continue;
+		if (!users[s]) {
+			pr_debug("bperf: slot %u: no session uses it, freeing it\n",
+				 s);
+			bperf_slot_free(s);
+			continue;
+		}
+		if (rec.users != users[s] || rec.task_users != task_users[s]) {
+			pr_debug("bperf: slot %u: %u users, %u counting tasks, not %u and %u\n",
+				 s, users[s], task_users[s], rec.users,
+				 rec.task_users);
+			rec.users = users[s];
+			rec.task_users = task_users[s];
+			bpf_map_update_elem(slots_fd, &s, &rec, BPF_EXIST);
+		}
+		if (!task_users[s] && (bperf.ctl.task_slots & (1ULL << s))) {
+			bperf.ctl.task_slots &= ~(1ULL << s);
+			bperf_ctl_write();
+			bperf_purge_tasks(s);
+		}
+	}
+}
+
 /* FNV-1a, to tell the groups an event may belong to apart */
 static __u64 bperf_hash(__u64 h, const void *data, size_t len)
 {
@@ -257,6 +298,7 @@ void bperf_slot_unref(__u32 slot)
 	bperf.self.slots &= ~(1ULL << slot);
 	bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SESSIONS], &bperf.sid,
 			    &bperf.self, BPF_EXIST);
+	bperf_step("unref");
 	bperf_slot_put(slot, bperf.self.flags);
 }
 
@@ -325,6 +367,7 @@ int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 		err = bperf_ctl_write();
 		if (err)
 			goto undo;
+		bperf_step("reserve");
 
 		err = bperf_open_events(leader, slots, n, target);
 		if (err) {
@@ -355,6 +398,7 @@ int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 		err = bperf_ctl_write();
 		if (err)
 			goto undo;
+		bperf_step("open");
 	}
 
 	/* take our references before we note them: a crash only leaks */
@@ -381,6 +425,7 @@ int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 			goto undo;
 		}
 		bperf.self.slots |= 1ULL << s;
+		bperf_step("ref");
 	}
 	if (bperf.tasks) {
 		err = bperf_ctl_write();

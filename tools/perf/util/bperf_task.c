@@ -77,11 +77,9 @@ static bool bperf_roots_same(struct evsel *evsel, __u32 slot)
 
 static int bperf_roots_register(struct evsel *evsel, struct bperf_counter *c)
 {
-	struct bperf_root_key key = {
-		.sid = bperf.sid, .slot = c->slot, .inherit = c->inherit,
-	};
 	struct bperf_root_op op = {
 		.op = BPERF_ROOT_ADD, .slot = c->slot, .inherit = c->inherit,
+		.sid = bperf.sid,
 	};
 	int i, err, tries, pid;
 
@@ -107,9 +105,20 @@ static int bperf_roots_register(struct evsel *evsel, struct bperf_counter *c)
 			c->tids[i].tid = 0;
 			continue;
 		}
-		if (err == -E2BIG) {
-			pr_err("bperf: too many tracked tasks: all %d entries are in use\n",
-			       BPERF_MAX_TASKS);
+		if (err == -EEXIST) {
+			/* named twice in the thread map: counted once */
+			pr_debug("bperf: thread %u is a root already\n",
+				 c->tids[i].tid);
+			c->tids[i].tid = 0;
+			continue;
+		}
+		if (err == -E2BIG || err == -ENOSPC) {
+			if (err == -E2BIG)
+				pr_err("bperf: too many tracked tasks: all %d entries are in use\n",
+				       BPERF_MAX_TASKS);
+			else
+				pr_err("bperf: too many root threads: all %d entries are in use\n",
+				       BPERF_MAX_ROOTS);
 			c->tids[i].tid = 0;
 			return err;
 		}
@@ -118,18 +127,7 @@ static int bperf_roots_register(struct evsel *evsel, struct bperf_counter *c)
 			c->tids[i].tid = 0;
 			return err;
 		}
-		key.tid = c->tids[i].tid;
-		if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_ROOTS], &key,
-					&c->tids[i].ino, BPF_ANY)) {
-			err = -errno;
-			if (err == -E2BIG)
-				pr_err("bperf: too many root threads: all %d entries are in use\n",
-				       BPERF_MAX_ROOTS);
-			else
-				bperf_report(err, "cannot note a root thread",
-					     NULL);
-			return err;
-		}
+		bperf_step("root");
 	}
 	return 0;
 }
@@ -137,11 +135,9 @@ static int bperf_roots_register(struct evsel *evsel, struct bperf_counter *c)
 /* Delete the roots registered for the slot of @c.  Locked. */
 static void bperf_roots_drop(struct bperf_counter *c)
 {
-	struct bperf_root_key key = {
-		.sid = bperf.sid, .slot = c->slot, .inherit = c->inherit,
-	};
 	struct bperf_root_op op = {
 		.op = BPERF_ROOT_DEL, .slot = c->slot, .inherit = c->inherit,
+		.sid = bperf.sid,
 	};
 	struct bperf_tid *tids = bperf.slot_tids[c->slot];
 	int i;
@@ -151,8 +147,6 @@ static void bperf_roots_drop(struct bperf_counter *c)
 	for (i = 0; i < bperf.slot_nr[c->slot]; i++) {
 		if (!tids[i].tid)
 			continue;
-		key.tid = tids[i].tid;
-		bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_ROOTS], &key);
 		op.tid = tids[i].tid;
 		op.ino = tids[i].ino;
 		bperf_root_run(&op);

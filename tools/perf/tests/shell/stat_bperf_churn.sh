@@ -30,13 +30,6 @@ seed=${BPERF_CHURN_SEED:-$$}
 RANDOM=$seed
 echo "churn for $secs s, seed $seed"
 
-# bperf_objects: the ids and names of the bperf programs and maps loaded
-# now, one per line.
-bperf_objects() {
-	bpftool prog show | awk '$3 == "name" && $4 ~ /^bperf_/ { print "prog " $1 " " $4 }'
-	bpftool map show | awk '$3 == "name" && $4 ~ /^bperf_/ { print "map " $1 " " $4 }'
-}
-
 # Another perf stat may have its own; ours must all go.
 bperf_objects >"$tmp/objects.before"
 objects_back() {

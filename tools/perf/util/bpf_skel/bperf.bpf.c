@@ -30,6 +30,7 @@
 #define EAGAIN	11
 #define EEXIST	17
 #define EINVAL	22
+#define ENOSPC	28
 
 #define PF_EXITING	0x00000004
 
@@ -569,12 +570,8 @@ int BPF_PROG(bperf_exit, struct task_struct *task)
 	return 0;
 }
 
-/*
- * Run by perf, with the attr map locked, so that two runs never race;
- * the programs above may run at the same time on other CPUs.
- */
-SEC("syscall")
-int bperf_root(struct bperf_root_op *op)
+/* Add a root's reference to the entry of its task, making it if needed. */
+static __always_inline long bperf_root_add(struct bperf_root_op *op)
 {
 	struct bperf_task init = {
 		.hold = 2,	/* the root and 'alive' */
@@ -586,67 +583,108 @@ int bperf_root(struct bperf_root_op *op)
 	__u64 key;
 	long err;
 
+	p = bpf_task_from_pid(op->tid);
+	if (!p)
+		return -ESRCH;
+	/* the task may be reaped meanwhile: RCU keeps its pid */
+	bpf_rcu_read_lock();
+	op->ino = bperf_ino(p);
+	bpf_rcu_read_unlock();
+	bpf_task_release(p);
+	if (!op->ino)
+		return -ESRCH;
+	key = BPERF_TASK_KEY(op->ino, op->slot);
+	t = bpf_map_lookup_elem(&bperf_tasks, &key);
+	if (!t) {
+		init.iroots = op->inherit ? 1 : 0;
+		err = bpf_map_update_elem(&bperf_tasks, &key, &init,
+					  BPF_NOEXIST);
+		/* -EEXIST: a fork just added it, look again */
+		if (err)
+			return err == -EEXIST ? -EAGAIN : err;
+		/*
+		 * If the task is exiting or gone, its exit hook may have run
+		 * before the entry existed: do what the hook does.  perf
+		 * drops the root's reference as usual.  The fetching atomic
+		 * is a full barrier between the insert and the look at the
+		 * task; the exit path has one between setting PF_EXITING and
+		 * the hook, so one side at least sees the other.
+		 */
+		t = bpf_map_lookup_elem(&bperf_tasks, &key);
+		if (t && __sync_fetch_and_add(&t->alive, 0) &&
+		    bperf_exiting(op->tid, op->ino))
+			bperf_gone(t, key);
+		return 0;
+	}
+	if (t->exited)
+		return -ESRCH;
+	/* a dying entry: let its last holder finish, then retry */
+	if (__sync_fetch_and_add(&t->hold, 1) == 0) {
+		__sync_fetch_and_add(&t->hold, -1);
+		return -EAGAIN;
+	}
+	t->roots++;
+	if (op->inherit)
+		t->iroots++;
+	return 0;
+}
+
+/* Drop a root's reference to the entry of its task. */
+static __always_inline long bperf_root_del(struct bperf_root_op *op)
+{
+	__u64 key = BPERF_TASK_KEY(op->ino, op->slot);
+	struct bperf_task *t;
+
+	t = bpf_map_lookup_elem(&bperf_tasks, &key);
+	if (!t)
+		return -ESRCH;
+	if (t->roots)
+		t->roots--;
+	if (op->inherit && t->iroots)
+		t->iroots--;
+	bperf_put(key);
+	return 0;
+}
+
+/*
+ * Run by perf, with the attr map locked, so that two runs never race;
+ * the programs above may run at the same time on other CPUs.  The root
+ * is noted in bperf_roots, or forgotten, in the run that takes or drops
+ * its reference: a signal, even SIGKILL, cannot stop perf in between,
+ * so what a killed session leaves there is what it holds.
+ */
+SEC("syscall")
+int bperf_root(struct bperf_root_op *op)
+{
+	struct bperf_root_key rkey = {
+		.sid = op->sid,
+		.tid = op->tid,
+		.slot = op->slot,
+		.inherit = op->inherit,
+	};
+	__u64 ino;
+	long err;
+
 	if (!op->tid || op->slot >= BPERF_MAX_SLOTS)
 		return -EINVAL;
 
 	switch (op->op) {
 	case BPERF_ROOT_ADD:
-		p = bpf_task_from_pid(op->tid);
-		if (!p)
-			return -ESRCH;
-		/* the task may be reaped meanwhile: RCU keeps its pid */
-		bpf_rcu_read_lock();
-		op->ino = bperf_ino(p);
-		bpf_rcu_read_unlock();
-		bpf_task_release(p);
-		if (!op->ino)
-			return -ESRCH;
-		key = BPERF_TASK_KEY(op->ino, op->slot);
-		t = bpf_map_lookup_elem(&bperf_tasks, &key);
-		if (!t) {
-			init.iroots = op->inherit ? 1 : 0;
-			err = bpf_map_update_elem(&bperf_tasks, &key, &init,
-						  BPF_NOEXIST);
-			/* -EEXIST: a fork just added it, look again */
-			if (err)
-				return err == -EEXIST ? -EAGAIN : err;
-			/*
-			 * If the task is exiting or gone, its exit hook may
-			 * have run before the entry existed: do what the hook
-			 * does.  perf drops the root's reference as usual.
-			 * The fetching atomic is a full barrier between the
-			 * insert and the look at the task; the exit path has
-			 * one between setting PF_EXITING and the hook, so
-			 * one side at least sees the other.
-			 */
-			t = bpf_map_lookup_elem(&bperf_tasks, &key);
-			if (t && __sync_fetch_and_add(&t->alive, 0) &&
-			    bperf_exiting(op->tid, op->ino))
-				bperf_gone(t, key);
+		err = bperf_root_add(op);
+		if (err)
+			return err;
+		/* from the stack: the helper takes no ctx pointer */
+		ino = op->ino;
+		err = bpf_map_update_elem(&bperf_roots, &rkey, &ino,
+					  BPF_NOEXIST);
+		if (!err)
 			return 0;
-		}
-		if (t->exited)
-			return -ESRCH;
-		/* a dying entry: let its last holder finish, then retry */
-		if (__sync_fetch_and_add(&t->hold, 1) == 0) {
-			__sync_fetch_and_add(&t->hold, -1);
-			return -EAGAIN;
-		}
-		t->roots++;
-		if (op->inherit)
-			t->iroots++;
-		return 0;
+		bperf_root_del(op);
+		/* -E2BIG above is the tasks map's */
+		return err == -E2BIG ? -ENOSPC : err;
 	case BPERF_ROOT_DEL:
-		key = BPERF_TASK_KEY(op->ino, op->slot);
-		t = bpf_map_lookup_elem(&bperf_tasks, &key);
-		if (!t)
-			return -ESRCH;
-		if (t->roots)
-			t->roots--;
-		if (op->inherit && t->iroots)
-			t->iroots--;
-		bperf_put(key);
-		return 0;
+		bpf_map_delete_elem(&bperf_roots, &rkey);
+		return bperf_root_del(op);
 	default:
 		return -EINVAL;
 	}

@@ -9,7 +9,7 @@
 #define __BPERF_U_H
 
 /* Layout version, stored in the control map by whoever created it. */
-#define BPERF_MAGIC		0x62706637	/* "bpf7" */
+#define BPERF_MAGIC		0x62706638	/* "bpf8" */
 
 /* Distinct events counted at once, by all sessions together. */
 #define BPERF_MAX_SLOTS		64
@@ -131,7 +131,10 @@ struct bperf_task {
 /*
  * Argument of the root-registration program (BPF_PROG_TEST_RUN ctx,
  * copied back): BPERF_ROOT_ADD finds the task by tid and returns its
- * pid inode number, which the others take to name the task.
+ * pid inode number, which the others take to name the task.  The
+ * program notes the root in bperf_roots under session sid, or forgets
+ * it, in the same run as it changes the task's entry: a session killed
+ * at any moment leaves the two in agreement.
  */
 struct bperf_root_op {
 	__u32 op;
@@ -139,6 +142,8 @@ struct bperf_root_op {
 	__u32 slot;
 	__u32 inherit;
 	__u64 ino;
+	__u32 sid;
+	__u32 pad;
 };
 
 enum bperf_root_ops {

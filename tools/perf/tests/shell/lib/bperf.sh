@@ -17,6 +17,8 @@ bperf_cleanup() {
 	bperf_unlock
 	for p in $bperf_pids; do
 		kill "$p" 2>/dev/null
+		# a process a test stopped ends only once continued
+		kill -CONT "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
 	if [ -n "$bperf_stats_was" ]; then
@@ -360,6 +362,36 @@ bperf_unlock() {
 # (In bpftool's JSON each entry has its key as an array of bytes.)
 bperf_entries() {
 	bpftool -j map dump pinned "$1" | grep -o '"key":\[' | wc -l
+}
+
+# bperf_slots_state: the slots set up in this test's maps, and the
+# sessions and the task sessions using them: "SLOTS USERS TASK_USERS".
+bperf_slots_state() {
+	bpftool -j map dump pinned "${bperf_attr}_dir/bperf_slots" | python3 -c '
+import json, sys
+n = users = task_users = 0
+for e in json.load(sys.stdin):
+	v = e["formatted"]["value"]
+	if v["key"]["attr"]["size"] or v["users"]:
+		n += 1
+		users += v["users"]
+		task_users += v["task_users"]
+print(n, users, task_users)'
+}
+
+# bperf_sum MAP FIELD: the sum of FIELD over the values of this test's
+# pinned map MAP (in the maps' directory), by their BTF.
+bperf_sum() {
+	bpftool -j map dump pinned "${bperf_attr}_dir/$1" | python3 -c '
+import json, sys
+print(sum(e["formatted"]["value"][sys.argv[1]] for e in json.load(sys.stdin)))' "$2"
+}
+
+# bperf_objects: the ids and names of the bperf programs and maps loaded
+# now, one per line.
+bperf_objects() {
+	bpftool prog show | awk '$3 == "name" && $4 ~ /^bperf_/ { print "prog " $1 " " $4 }'
+	bpftool map show | awk '$3 == "name" && $4 ~ /^bperf_/ { print "map " $1 " " $4 }'
 }
 
 # bperf_none_pinned [WHEN]: fail if this test's sessions left anything
