@@ -159,7 +159,9 @@ if [ ${#unclaimed[@]} != 0 ]; then
 fi
 unset GIT_INDEX_FILE
 
-if [ "$(git_src rev-parse HEAD)" != "$head" ]; then
+# Also when only the work tree differs: FORCE=1 drops its edits.
+if [ "$(git_src rev-parse HEAD)" != "$head" ] ||
+   [ -n "$(git_src status --porcelain -uno)" ]; then
 	git_src diff --stat=100 HEAD "$head" | tail -n 1 | sed 's/^/    /'
 	git_src reset -q --hard "$head"
 fi

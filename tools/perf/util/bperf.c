@@ -118,14 +118,14 @@
  * registers any root, later ones take them by the ids in bperf_ctl, and
  * they go with the last one, even if killed.  A session that died without
  * cleaning up is found by the next ones (its pid is gone, or its start time
- * changed): its roots are released, its slots dropped, a slot nobody uses
- * is freed and its events closed.  A session may die between any two
+ * changed) and its record deleted.  A session may die between any two
  * steps: the session records are the truth.  A session notes a slot in
  * its record after it takes its reference and forgets it before it gives
  * the reference back, and bperf_root notes and forgets roots in the run
  * that takes and drops their references.  Each look at the sessions then
- * sets every slot's use counts to what the records say and frees the
- * slots no record names.  The last session to leave unpins everything,
+ * releases the roots of sessions without a record, sets every slot's use
+ * counts to what the records say, and frees the slots no record names,
+ * closing their events.  The last session to leave unpins everything,
  * unless stat.bpf-attr-map-persistent is set in perf config.  Tests stop
  * perf at named steps with PERF_BPERF_STOP (bperf_step()).
  *

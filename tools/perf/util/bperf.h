@@ -135,6 +135,7 @@ int bperf_root_run(struct bperf_root_op *op);
 void bperf_purge_tasks(__u32 slot);
 int bperf_roots_add(struct evsel *evsel, struct bperf_counter *c);
 void bperf_roots_del(struct bperf_counter *c);
+void bperf_roots_sweep(const __u32 *sids, int n);
 int bperf_task_values(struct bperf_counter *c, struct bperf_val *vals);
 
 #endif /* __PERF_BPERF_H */

@@ -462,47 +462,18 @@ int bperf_dump(int fd, void *keys, __u32 key_size, void *vals,
 	return n;
 }
 
-/* Undo what a session that died left behind.  Locked. */
+/*
+ * Forget a session that died.  What it held, its roots and its use of
+ * slots, the sweeps that follow in bperf_gc() give back, as they do
+ * whatever a session killed half way left; a reclaim cut short by a
+ * kill leaves it all for the next one.  Locked.
+ */
 static void bperf_reap(__u32 sid, const struct bperf_session *s)
 {
-	struct bperf_root_key *keys;
-	__u64 *vals;
-	__u32 slot;
-	int n, i;
-
 	pr_debug("bperf: reclaiming session %u of pid %u\n", sid, s->pid);
-	if (s->flags & BPERF_SESSION_TASKS) {
-		keys = calloc(BPERF_MAX_ROOTS, sizeof(*keys));
-		vals = calloc(BPERF_MAX_ROOTS, sizeof(*vals));
-		n = 0;
-		if (keys && vals)
-			n = bperf_dump(bperf.map_fd[BPERF_MAP_ROOTS], keys,
-				       sizeof(*keys), vals, sizeof(*vals),
-				       BPERF_MAX_ROOTS);
-		for (i = 0; i < n; i++) {
-			if (keys[i].sid != sid)
-				continue;
-			/* deletes the record too */
-			bperf_root_run(&(struct bperf_root_op){
-				.op = BPERF_ROOT_DEL,
-				.tid = keys[i].tid,
-				.slot = keys[i].slot,
-				.inherit = keys[i].inherit,
-				.ino = vals[i],
-				.sid = sid,
-			});
-		}
-		free(keys);
-		free(vals);
-	}
-	for (slot = 0; slot < BPERF_MAX_SLOTS; slot++) {
-		if (s->slots & (1ULL << slot))
-			bperf_slot_put(slot, s->flags);
-	}
 	bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_SESSIONS], &sid);
 	if (bperf.ctl.nr_sessions)
 		bperf.ctl.nr_sessions--;
-	bperf_ctl_write();
 }
 
 struct bperf_sess_ent {
@@ -518,19 +489,24 @@ static int bperf_sess_cmp(const void *a, const void *b)
 }
 
 /*
- * Count, for each slot, the registered sessions (@n of @ent, those with
- * a sid) that note it, and make the slots agree: see bperf_slots_sweep().
- * Locked.
+ * Give back what no registered session holds: the roots of sessions
+ * not registered, and the slots no session record notes; set the use
+ * counts of the others to what the records say.  @n entries of @ent,
+ * sorted by sid: the registered sessions have one.  Locked.
  */
 static void bperf_sweep(const struct bperf_sess_ent *ent, int n)
 {
 	__u32 users[BPERF_MAX_SLOTS] = {}, task_users[BPERF_MAX_SLOTS] = {};
-	__u32 slot;
-	int i;
+	__u32 slot, *sids;
+	int i, nr = 0;
 
+	sids = calloc(n ?: 1, sizeof(*sids));
+	if (!sids)
+		return;
 	for (i = 0; i < n; i++) {
 		if (!ent[i].sid)
 			continue;
+		sids[nr++] = ent[i].sid;
 		for (slot = 0; slot < BPERF_MAX_SLOTS; slot++) {
 			if (!(ent[i].s.slots & (1ULL << slot)))
 				continue;
@@ -539,7 +515,9 @@ static void bperf_sweep(const struct bperf_sess_ent *ent, int n)
 				task_users[slot]++;
 		}
 	}
+	bperf_roots_sweep(sids, nr);
 	bperf_slots_sweep(users, task_users);
+	free(sids);
 }
 
 enum bperf_gc_flags {
@@ -551,9 +529,9 @@ enum bperf_gc_flags {
  * Look at up to 'budget' other sessions (all if budget <= 0), in session
  * id order from where the last look stopped, and reap the dead ones.
  * With BPERF_GC_ALL_DEAD they are all dead, whatever pid namespace they
- * ran in.  Then make the slots agree with the sessions left, all of
- * them, looked at or not.  Returns the number of live sessions seen,
- * or -errno if the sessions could not be read.  Locked.
+ * ran in.  Then give back what no session left registered, looked at
+ * or not, holds.  Returns the number of live sessions seen, or -errno
+ * if the sessions could not be read.  Locked.
  */
 static int bperf_gc(int budget, unsigned int flags)
 {

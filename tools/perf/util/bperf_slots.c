@@ -89,11 +89,11 @@ void bperf_slot_put(__u32 slot, __u32 flags)
 /*
  * Make the slots agree with the session registry: @users[s] and
  * @task_users[s] are how many registered sessions, and task sessions,
- * note slot s.  A session killed between changing a slot and noting
- * the change in its record (setting the slot up, taking or dropping its
- * reference) left a slot set up for nobody, or a count too high: the
- * records win, and a slot that no session notes is freed, its events
- * closed.  Locked.
+ * note slot s.  A session that died still counts in them until it is
+ * reaped; one killed between changing a slot and noting the change in
+ * its record (setting the slot up, taking or dropping its reference)
+ * left a slot set up for nobody, or a count too high.  The records win:
+ * a slot that no session notes is freed, its events closed.  Locked.
  */
 void bperf_slots_sweep(const __u32 *users, const __u32 *task_users)
 {

@@ -112,13 +112,15 @@ static int bperf_roots_register(struct evsel *evsel, struct bperf_counter *c)
 			c->tids[i].tid = 0;
 			continue;
 		}
-		if (err == -E2BIG || err == -ENOSPC) {
-			if (err == -E2BIG)
-				pr_err("bperf: too many tracked tasks: all %d entries are in use\n",
-				       BPERF_MAX_TASKS);
-			else
-				pr_err("bperf: too many root threads: all %d entries are in use\n",
-				       BPERF_MAX_ROOTS);
+		if (err == -E2BIG) {
+			pr_err("bperf: too many tracked tasks: all %d entries are in use\n",
+			       BPERF_MAX_TASKS);
+			c->tids[i].tid = 0;
+			return err;
+		}
+		if (err == -ENOSPC) {
+			pr_err("bperf: too many root threads: all %d entries are in use\n",
+			       BPERF_MAX_ROOTS);
 			c->tids[i].tid = 0;
 			return err;
 		}
@@ -147,8 +149,8 @@ static void bperf_roots_drop(struct bperf_counter *c)
 	for (i = 0; i < bperf.slot_nr[c->slot]; i++) {
 		if (!tids[i].tid)
 			continue;
+		/* bperf_root finds the rest in the record */
 		op.tid = tids[i].tid;
-		op.ino = tids[i].ino;
 		bperf_root_run(&op);
 	}
 	zfree(&bperf.slot_tids[c->slot]);
@@ -402,4 +404,46 @@ int bperf_task_values(struct bperf_counter *c, struct bperf_val *vals)
 	free(roots);
 	free(e);
 	return 0;
+}
+
+static int bperf_sid_cmp(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Release the roots of the sessions not registered (any more): @sids,
+ * sorted, are the @n that are.  A session that died is forgotten first,
+ * its roots then: a reclaim cut short by a kill leaves them for the
+ * next one.  Locked.
+ */
+void bperf_roots_sweep(const __u32 *sids, int n)
+{
+	struct bperf_root_key *keys;
+	__u64 *vals;
+	int nr, i;
+
+	keys = calloc(BPERF_MAX_ROOTS, sizeof(*keys));
+	vals = calloc(BPERF_MAX_ROOTS, sizeof(*vals));
+	nr = keys && vals ? bperf_dump(bperf.map_fd[BPERF_MAP_ROOTS], keys,
+				       sizeof(*keys), vals, sizeof(*vals),
+				       BPERF_MAX_ROOTS) : 0;
+	for (i = 0; i < nr; i++) {
+		if (bsearch(&keys[i].sid, sids, n, sizeof(*sids),
+			    bperf_sid_cmp))
+			continue;
+		pr_debug("bperf: releasing root %u of session %u\n",
+			 keys[i].tid, keys[i].sid);
+		bperf_root_run(&(struct bperf_root_op){
+			.op = BPERF_ROOT_DEL,
+			.tid = keys[i].tid,
+			.slot = keys[i].slot,
+			.inherit = keys[i].inherit,
+			.sid = keys[i].sid,
+		});
+	}
+	free(keys);
+	free(vals);
 }

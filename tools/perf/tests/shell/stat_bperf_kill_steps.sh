@@ -3,17 +3,18 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # With PERF_BPERF_STOP=STEP, perf stops itself (SIGSTOP) at STEP, a
-# place where it has changed bperf's pinned state without noting the
-# change in its session record yet, or has forgotten it there first.
-# The test kills it there with SIGKILL, while three sessions count
-# throughout: two count cpu-clock -a, one task-clock -p of a busy
-# process.  The victims count events of their own, or the same ones as
-# those sessions (then a wrong use count, not a slot left over, is what
-# a kill would leave).  The next session must leave the pinned state as
-# the three alone make it: three sessions registered, two events in two
-# slots, used three times, once by a task session, the busy process's
-# task tracked, with one root, registered once.  The three must count
-# at the rate of a plain perf stat beside them.
+# step of a session's start or end, most of them places where it has
+# changed bperf's pinned state without noting the change in its session
+# record yet, or has forgotten it there first.  The test kills it there
+# with SIGKILL, while three sessions count throughout: two count
+# cpu-clock -a, one task-clock -p of a busy process.  The victims count
+# events of their own, or the same ones as those sessions (then a wrong
+# use count, not a slot left over, is what a kill would leave).  The
+# next session must leave the pinned state as the three alone make it:
+# three sessions registered, two events in two slots, used three times,
+# once by a task session, the busy process's task tracked, with one
+# root, registered once.  The three must count at the rate of a plain
+# perf stat beside them.
 #
 # Then the last session is killed while it counts: nobody is left to
 # close its events, which stay pinned, until the command perf-stat.txt
@@ -98,6 +99,7 @@ for s in "${steps[@]}"; do
 	PERF_BPERF_STOP=$step perf stat --bpf-counters --bpf-attr-map "$attr" -x, \
 		-o "$tmp/victim.out" $args 2>"$tmp/victim.err" 9>&- &
 	victim=$!
+	bperf_track $victim
 	if ! bperf_until 60 stopped $victim; then
 		gone $victim && fail "$step, $args: ended before the step:" \
 			"$(cat "$tmp/victim.err")"

@@ -25,6 +25,7 @@
 #include <bpf/bpf_tracing.h>
 #include "bperf_u.h"
 
+#define ENOENT	2
 #define ESRCH	3
 #define E2BIG	7
 #define EAGAIN	11
@@ -571,7 +572,7 @@ int BPF_PROG(bperf_exit, struct task_struct *task)
 }
 
 /* Add a root's reference to the entry of its task, making it if needed. */
-static __always_inline long bperf_root_add(struct bperf_root_op *op)
+static __always_inline long bperf_root_hold(struct bperf_root_op *op)
 {
 	struct bperf_task init = {
 		.hold = 2,	/* the root and 'alive' */
@@ -630,7 +631,7 @@ static __always_inline long bperf_root_add(struct bperf_root_op *op)
 }
 
 /* Drop a root's reference to the entry of its task. */
-static __always_inline long bperf_root_del(struct bperf_root_op *op)
+static __always_inline long bperf_root_release(struct bperf_root_op *op)
 {
 	__u64 key = BPERF_TASK_KEY(op->ino, op->slot);
 	struct bperf_task *t;
@@ -662,7 +663,7 @@ int bperf_root(struct bperf_root_op *op)
 		.slot = op->slot,
 		.inherit = op->inherit,
 	};
-	__u64 ino;
+	__u64 ino, *rino;
 	long err;
 
 	if (!op->tid || op->slot >= BPERF_MAX_SLOTS)
@@ -670,7 +671,10 @@ int bperf_root(struct bperf_root_op *op)
 
 	switch (op->op) {
 	case BPERF_ROOT_ADD:
-		err = bperf_root_add(op);
+		/* registered already (a tid named twice): take nothing */
+		if (bpf_map_lookup_elem(&bperf_roots, &rkey))
+			return -EEXIST;
+		err = bperf_root_hold(op);
 		if (err)
 			return err;
 		/* from the stack: the helper takes no ctx pointer */
@@ -679,12 +683,18 @@ int bperf_root(struct bperf_root_op *op)
 					  BPF_NOEXIST);
 		if (!err)
 			return 0;
-		bperf_root_del(op);
-		/* -E2BIG above is the tasks map's */
+		bperf_root_release(op);
+		/* perf tells a full roots map from a full tasks map */
 		return err == -E2BIG ? -ENOSPC : err;
 	case BPERF_ROOT_DEL:
-		bpf_map_delete_elem(&bperf_roots, &rkey);
-		return bperf_root_del(op);
+		/* the record says what to release: only what was taken */
+		rino = bpf_map_lookup_elem(&bperf_roots, &rkey);
+		if (!rino)
+			return -ENOENT;
+		op->ino = *rino;
+		if (bpf_map_delete_elem(&bperf_roots, &rkey))
+			return -ENOENT;
+		return bperf_root_release(op);
 	default:
 		return -EINVAL;
 	}

@@ -131,10 +131,11 @@ struct bperf_task {
 /*
  * Argument of the root-registration program (BPF_PROG_TEST_RUN ctx,
  * copied back): BPERF_ROOT_ADD finds the task by tid and returns its
- * pid inode number, which the others take to name the task.  The
- * program notes the root in bperf_roots under session sid, or forgets
- * it, in the same run as it changes the task's entry: a session killed
- * at any moment leaves the two in agreement.
+ * pid inode number, which names the task.  The program notes the root
+ * in bperf_roots under session sid, or forgets it, in the same run as
+ * it takes or drops the reference of the root to the task's entry: a
+ * session killed at any moment leaves the two in agreement.
+ * BPERF_ROOT_DEL releases only a root noted there, by the record.
  */
 struct bperf_root_op {
 	__u32 op;
@@ -143,7 +144,7 @@ struct bperf_root_op {
 	__u32 inherit;
 	__u64 ino;
 	__u32 sid;
-	__u32 pad;
+	__u32 unused;
 };
 
 enum bperf_root_ops {
