@@ -63,9 +63,9 @@
  *  bperf_tasks     (pid inode number, slot) -> own, folded, anchor,
  *                  references.
  *  bperf_slots     slot -> its attr key and how many sessions use it.
- *  bperf_sessions  session id -> pid, start time and slots of the perf
- *                  process, to tell when a session died without cleaning
- *                  up (kill -9).
+ *  bperf_sessions  session id -> pid (in the initial pid namespace), pid
+ *                  inode number and slots of the perf process, to tell
+ *                  when a session died without cleaning up (kill -9).
  *  bperf_roots     (session, tid, slot) -> pid inode number of a
  *                  registered root, ditto.
  *
@@ -117,8 +117,9 @@
  * held by the task sessions only: the first one attaches them, before it
  * registers any root, later ones take them by the ids in bperf_ctl, and
  * they go with the last one, even if killed.  A session that died without
- * cleaning up is found by the next ones (its pid is gone, or its start time
- * changed) and its record deleted.  A session may die between any two
+ * cleaning up is found by the next ones (bperf_root finds no process of
+ * its pid with its pid inode number, or finds it exiting, from any pid
+ * namespace) and its record deleted.  A session may die between any two
  * steps: the session records are the truth.  A session notes a slot in
  * its record after it takes its reference and forgets it before it gives
  * the reference back, and bperf_root notes and forgets roots in the run
@@ -148,9 +149,10 @@
  * of the last read made while it was online (a test run cannot reach an
  * offline CPU): what it counted after that read is lost.  A task's share
  * of context-switches is approximate: the kernel counts a switch just
- * after the tracepoint, so it lands in the next task's share.  Sessions
- * in other pid namespaces are taken for dead only once the programs are
- * gone, which every session holds.  A thread that is not the group
+ * after the tracepoint, so it lands in the next task's share.  Task
+ * sessions name their roots by tid, which bpf_task_from_pid() looks up
+ * in the initial pid namespace: they are refused in any other (CPU
+ * sessions work there).  A thread that is not the group
  * leader and calls execve() takes the leader's struct pid (de_thread()):
  * what it counts from then on is lost, and its own entry
  * stays until its slot is freed.

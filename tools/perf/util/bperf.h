@@ -83,7 +83,6 @@ struct bperf_ctx {
 	bool lost;		/* an evsel could not give back its slot */
 	bool persist;
 	bool tasks;		/* we count tasks, not CPUs */
-	__u64 pidns;
 	struct bperf_ctl ctl;	/* valid while locked */
 	struct bperf_session self;
 	struct perf_cpu_map *online;

@@ -363,58 +363,20 @@ void bperf_unlock(void)
 	bperf.locked = false;
 }
 
-/* Fields 3 (state) and 22 (start time) of /proc/<pid>/stat. */
-static int bperf_proc_stat(pid_t pid, char *state, __u64 *start)
-{
-	char path[64], buf[1024], *p, *end;
-	unsigned long long st;
-	ssize_t n;
-	int fd, i;
-
-	scnprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return n < 0 ? -EIO : -EINVAL;
-	buf[n] = '\0';
-	/* the command name may hold anything, even ") " */
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return -EINVAL;
-	p += 2;
-	*state = *p;
-	/* field 3 is the state; skip to field 22 */
-	for (i = 3; i < 22 && p; i++) {
-		p = strchr(p, ' ');
-		if (p)
-			p++;
-	}
-	if (!p)
-		return -EINVAL;
-	errno = 0;
-	st = strtoull(p, &end, 10);
-	if (errno || end == p)
-		return -EINVAL;
-	*start = st;
-	return 0;
-}
-
+/*
+ * Is the perf process of a session still there?  The BPF program looks
+ * for the process of its pid in the initial pid namespace with its pid
+ * inode number, which no later process gets, and not exiting (a zombie
+ * is dead), so this works from any pid namespace.  A session we cannot
+ * check is alive.
+ */
 static bool bperf_session_alive(const struct bperf_session *s)
 {
-	__u64 start;
-	char state;
+	struct bperf_root_op op = {
+		.op = BPERF_ROOT_ALIVE, .tid = s->pid, .ino = s->ino,
+	};
 
-	/* from another pid namespace: we cannot tell, keep it */
-	if (s->pidns != bperf.pidns)
-		return true;
-	if (kill(s->pid, 0) && errno == ESRCH)
-		return false;
-	if (bperf_proc_stat(s->pid, &state, &start))
-		return false;
-	return start == s->start_time && state != 'Z' && state != 'X';
+	return bperf_root_run(&op) != 0;
 }
 
 /*
@@ -931,6 +893,29 @@ static int bperf_links_get(void)
 	return 0;
 }
 
+/*
+ * Who we are, for the others to tell whether we live: our pid in the
+ * initial pid namespace and our pid inode number.  Task sessions name
+ * their tasks by tid, which the programs look up in the initial pid
+ * namespace: refuse them elsewhere.
+ */
+static int bperf_self(void)
+{
+	struct bperf_root_op op = { .op = BPERF_ROOT_SELF };
+	int err;
+
+	err = bperf_root_run(&op);
+	if (err)
+		return bperf_report(err, "cannot run a BPF program", NULL);
+	if (bperf.tasks && op.level) {
+		pr_err("bperf: BPF counters count tasks (-p, -t, a workload) only from the initial pid namespace, not from a container's; they count CPUs (-a, -C) from any\n");
+		return -EXDEV;
+	}
+	bperf.self.pid = op.tid;
+	bperf.self.ino = op.ino;
+	return 0;
+}
+
 static void bperf_drop_fds(void)
 {
 	int i;
@@ -1043,7 +1028,6 @@ int bperf_join(struct target *target)
 	char ctl_path[PATH_MAX];
 	bool fresh = false;
 	struct stat st;
-	char state;
 	int err;
 
 	err = bperf_paths(target);
@@ -1061,14 +1045,7 @@ int bperf_join(struct target *target)
 		return -ENOMEM;
 	}
 	if (!stat("/proc/self/ns/pid", &st))
-		bperf.pidns = st.st_ino;
-	bperf.self.pid = getpid();
-	bperf.self.pidns = bperf.pidns;
-	err = bperf_proc_stat(bperf.self.pid, &state, &bperf.self.start_time);
-	if (err) {
-		pr_err("bperf: cannot read /proc/self/stat\n");
-		goto fail;
-	}
+		bperf.self.pidns = st.st_ino;
 	if (bperf.tasks)
 		bperf.self.flags = BPERF_SESSION_TASKS;
 	else
@@ -1109,6 +1086,9 @@ int bperf_join(struct target *target)
 	} else if (err) {
 		goto fail;
 	}
+	err = bperf_self();
+	if (err)
+		goto fail;
 	/* before any root: a fork in between would go untracked */
 	if (bperf.tasks) {
 		err = bperf_links_get();

@@ -168,9 +168,9 @@ ctl_write $(printf '0 %.0s' $(seq "$(echo "$ctl" | wc -w)"))
 counts_right "zeroed control map"
 
 # A session table full: one session alive, holding the programs, and
-# every other id taken by a dead session of our pid namespace.  perf
-# must tell the dead from the live one to make room, and leave only the
-# live one.
+# every other id taken by a dead session (the pid of a process reaped,
+# a pid inode number no process has).  perf must tell the dead from the
+# live one to make room, and leave only the live one.
 mkfifo "$tmp/live.fifo" || bperf_fail "cannot make a fifo"
 # bounded by the whole test's run, not kept's 120 s: filling the table
 # and the sessions that follow take minutes in a TCG VM, and over 20 on
@@ -192,12 +192,10 @@ live_sid=$(sids) || bperf_fail "cannot read $dir/bperf_sessions"
 sh -c 'exit 0' &
 dead=$!
 wait $dead
-# 0 without pid namespaces (no /proc/self/ns/pid), as perf takes it
-pidns=$(stat -L -c %i /proc/self/ns/pid 2>/dev/null || echo 0)
 max=$(bpftool -j map show pinned "$dir/bperf_sessions" |
 	grep -o '"max_entries":[0-9]*' | cut -d: -f2)
 [ -n "$max" ] || bperf_fail "cannot read $dir/bperf_sessions"
-value="$(le 12345 8)$(le "$pidns" 8)$(le 0 8)$(le "$dead" 4)$(le 0 4)"
+value="$(le 12345 8)$(le 0 8)$(le 0 8)$(le "$dead" 4)$(le 0 4)"
 for sid in $(seq "$max"); do
 	[ "$sid" = "$live_sid" ] ||
 		echo "map update pinned $dir/bperf_sessions key $(le "$sid" 4) value $value"

@@ -30,6 +30,7 @@
 #define E2BIG	7
 #define EAGAIN	11
 #define EEXIST	17
+#define EXDEV	18
 #define EINVAL	22
 #define ENOSPC	28
 
@@ -121,10 +122,12 @@ struct {
  * flavours name it, and CO-RE finds it in the running kernel.
  */
 struct pid___bperf {
+	unsigned int level;
 	u64 ino;
 } __attribute__((preserve_access_index));
 
 struct task_struct___bperf {
+	struct task_struct___bperf *group_leader;
 	struct pid___bperf *thread_pid;
 } __attribute__((preserve_access_index));
 
@@ -663,14 +666,42 @@ int bperf_root(struct bperf_root_op *op)
 		.slot = op->slot,
 		.inherit = op->inherit,
 	};
+	struct task_struct___bperf *cur;
+	struct task_struct *p;
 	__u64 ino, *rino;
 	long err;
 
+	cur = (struct task_struct___bperf *)bpf_get_current_task_btf();
+	switch (op->op) {
+	case BPERF_ROOT_SELF:
+		op->tid = bpf_get_current_pid_tgid() >> 32;
+		bpf_rcu_read_lock();
+		op->ino = cur->group_leader->thread_pid->ino;
+		op->level = cur->thread_pid->level;
+		bpf_rcu_read_unlock();
+		return 0;
+	case BPERF_ROOT_ALIVE:
+		/* a session: its perf process, named from any namespace */
+		p = op->tid ? bpf_task_from_pid(op->tid) : NULL;
+		if (!p)
+			return 0;
+		bpf_rcu_read_lock();
+		err = bperf_ino(p) == op->ino && !(p->flags & PF_EXITING);
+		bpf_rcu_read_unlock();
+		bpf_task_release(p);
+		return err;
+	}
+
 	if (!op->tid || op->slot >= BPERF_MAX_SLOTS)
 		return -EINVAL;
-
 	switch (op->op) {
 	case BPERF_ROOT_ADD:
+		/* tids name tasks here as in the initial pid namespace only */
+		bpf_rcu_read_lock();
+		err = cur->thread_pid->level;
+		bpf_rcu_read_unlock();
+		if (err)
+			return -EXDEV;
 		/* registered already (a tid named twice): take nothing */
 		if (bpf_map_lookup_elem(&bperf_roots, &rkey))
 			return -EEXIST;

@@ -139,17 +139,21 @@ struct bperf_task {
  */
 struct bperf_root_op {
 	__u32 op;
-	__u32 tid;
+	__u32 tid;	/* in the initial pid namespace (ADD refuses others) */
 	__u32 slot;
 	__u32 inherit;
 	__u64 ino;
 	__u32 sid;
-	__u32 unused;
+	__u32 level;	/* SELF: level of perf's pid namespace, 0: initial */
 };
 
 enum bperf_root_ops {
 	BPERF_ROOT_ADD = 1,	/* register tid as a root */
 	BPERF_ROOT_DEL,		/* drop one registration */
+	BPERF_ROOT_SELF,	/* perf's pid and pid inode number, its level */
+	BPERF_ROOT_ALIVE,	/* 1 if process tid, of pid inode number ino,
+				 * is there and not exiting
+				 */
 };
 
 /*
@@ -174,10 +178,12 @@ struct bperf_slot {
 
 /* A registered session (hash keyed by session id). */
 struct bperf_session {
-	__u64 start_time;		/* /proc/<pid>/stat starttime */
-	__u64 pidns;			/* inode of its pid namespace */
+	__u64 ino;			/* pid inode number of the perf process */
+	__u64 pidns;			/* inode of its pid namespace: for
+					 * people reading the map
+					 */
 	__u64 slots;			/* slots it uses */
-	__u32 pid;
+	__u32 pid;			/* in the initial pid namespace */
 	__u32 flags;			/* BPERF_SESSION_* */
 };
 
