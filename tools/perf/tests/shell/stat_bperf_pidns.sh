@@ -1,5 +1,5 @@
 #!/bin/bash
-# perf stat --bpf-counters in a container's pid namespace: CPUs counted, tasks refused, dead sessions reclaimed (exclusive)
+# perf stat --bpf-counters in a container's pid namespace counts CPUs, refuses tasks (exclusive)
 # SPDX-License-Identifier: GPL-2.0
 #
 # perf runs in a new pid namespace (unshare -pf --mount-proc), as in a
