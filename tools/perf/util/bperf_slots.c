@@ -55,6 +55,20 @@ void bperf_slot_free(__u32 slot)
 }
 
 /*
+ * No session counts tasks with @slot any more: stop tracking them, and
+ * forget the tasks still tracked, which would never be dropped now that
+ * the exit program skips the slot.  Locked.
+ */
+static void bperf_slot_untrack(__u32 slot)
+{
+	if (!(bperf.ctl.task_slots & (1ULL << slot)))
+		return;
+	bperf.ctl.task_slots &= ~(1ULL << slot);
+	bperf_ctl_write();
+	bperf_purge_tasks(slot);
+}
+
+/*
  * Drop the use of a slot by a session with @flags (BPERF_SESSION_*);
  * free the slot when nobody uses it.  Locked.
  */
@@ -74,16 +88,8 @@ void bperf_slot_put(__u32 slot, __u32 flags)
 	}
 	bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SLOTS], &slot, &rec,
 			    BPF_ANY);
-	if (!rec.task_users && (bperf.ctl.task_slots & (1ULL << slot))) {
-		/*
-		 * No session counts tasks with it: stop tracking them, and
-		 * forget the tasks still tracked, which would never be
-		 * dropped now that the exit program skips the slot.
-		 */
-		bperf.ctl.task_slots &= ~(1ULL << slot);
-		bperf_ctl_write();
-		bperf_purge_tasks(slot);
-	}
+	if (!rec.task_users)
+		bperf_slot_untrack(slot);
 }
 
 /*
@@ -119,11 +125,8 @@ void bperf_slots_sweep(const __u32 *users, const __u32 *task_users)
 			rec.task_users = task_users[s];
 			bpf_map_update_elem(slots_fd, &s, &rec, BPF_EXIST);
 		}
-		if (!task_users[s] && (bperf.ctl.task_slots & (1ULL << s))) {
-			bperf.ctl.task_slots &= ~(1ULL << s);
-			bperf_ctl_write();
-			bperf_purge_tasks(s);
-		}
+		if (!task_users[s])
+			bperf_slot_untrack(s);
 	}
 }
 

@@ -114,11 +114,6 @@ kill9() {
 	end_of[$1]=killed
 }
 
-# gone PID: the process PID has ended.
-gone() {
-	! kill -0 "$1" 2>/dev/null
-}
-
 start=$SECONDS
 # for secs seconds, and on until every kind has run once (60 s at most)
 while { [ $((SECONDS - start)) -lt "$secs" ] || [ "$started" -lt ${#kinds[@]} ]; } &&
@@ -175,15 +170,15 @@ elapsed=$((SECONDS - start))
 
 # The short sessions end within their timeout or their workload's second.
 for p in "${live[@]}"; do
-	bperf_until 60 gone "$p" || bperf_fail "session $p did not end"
+	bperf_until 60 bperf_gone "$p" || bperf_fail "session $p did not end"
 done
 kill "$churned"
 # the long -p sessions end with busy, the -a ones when let go
-bperf_until 60 gone "$long_p" || bperf_fail "the long -p session did not end"
-bperf_until 60 gone "$ref_p" || bperf_fail "the plain -p session did not end"
+bperf_until 60 bperf_gone "$long_p" || bperf_fail "the long -p session did not end"
+bperf_until 60 bperf_gone "$ref_p" || bperf_fail "the plain -p session did not end"
 bperf_unlock
 for p in $(jobs -p); do
-	bperf_until 60 gone "$p" || bperf_fail "process $p did not end"
+	bperf_until 60 bperf_gone "$p" || bperf_fail "process $p did not end"
 done
 wait
 

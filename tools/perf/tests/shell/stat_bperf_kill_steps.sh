@@ -38,11 +38,6 @@ stopped() {
 	[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = T ]
 }
 
-# gone PID: the process PID has ended.
-gone() {
-	! kill -0 "$1" 2>/dev/null
-}
-
 # What the task sessions count, with -p: a process that outlives them.
 perf test -w noploop 1200 9>&- &
 busy=$!
@@ -101,7 +96,7 @@ for s in "${steps[@]}"; do
 	victim=$!
 	bperf_track $victim
 	if ! bperf_until 60 stopped $victim; then
-		gone $victim && fail "$step, $args: ended before the step:" \
+		bperf_gone $victim && fail "$step, $args: ended before the step:" \
 			"$(cat "$tmp/victim.err")"
 		fail "$step, $args: did not stop at the step"
 	fi
@@ -134,7 +129,7 @@ bperf_unlock
 kill -INT $held_p $ref_p
 for p in $(jobs -p); do
 	[ "$p" = $busy ] && continue
-	bperf_until 60 gone "$p" || bperf_fail "session $p did not end"
+	bperf_until 60 bperf_gone "$p" || bperf_fail "session $p did not end"
 done
 bperf_check_rates ref cpu-clock a b
 bperf_check_util "session held_p, task-clock" ref_p held_p task-clock 10

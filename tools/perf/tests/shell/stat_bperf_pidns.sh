@@ -32,11 +32,6 @@ ns_stat() {
 		-x, -o "$tmp/$out.out" "$@" 2>"$tmp/$out.err"
 }
 
-# gone PID: the process PID has ended.
-gone() {
-	! kill -0 "$1" 2>/dev/null
-}
-
 # state: sessions registered, events, tasks tracked, roots.
 state() {
 	echo "$(bperf_entries "${attr}_dir/bperf_sessions")" \
@@ -99,7 +94,7 @@ s=$(state)
 echo "the namespace's session counting: sessions, events, tasks, roots: $s"
 [ "$s" = "2 2 0 0" ] || bperf_fail "want 2 sessions and 2 events"
 kill -9 "$victim"
-bperf_until 60 gone $ns ||
+bperf_until 60 bperf_gone $ns ||
 	bperf_fail "the namespace did not end with its perf"
 wait $ns 2>/dev/null
 bperf_stat new -e cpu-clock -a true ||
@@ -111,7 +106,7 @@ echo "after the next session of the host: sessions, events, tasks, roots: $s"
 
 bperf_unlock
 for p in $(jobs -p); do
-	bperf_until 60 gone "$p" || bperf_fail "session $p did not end"
+	bperf_until 60 bperf_gone "$p" || bperf_fail "session $p did not end"
 done
 bperf_check_rates ref cpu-clock host
 bperf_none_pinned "after the last session"

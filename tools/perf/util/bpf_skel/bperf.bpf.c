@@ -667,7 +667,6 @@ int bperf_root(struct bperf_root_op *op)
 		.inherit = op->inherit,
 	};
 	struct task_struct___bperf *cur;
-	struct task_struct *p;
 	__u64 ino, *rino;
 	long err;
 
@@ -682,14 +681,7 @@ int bperf_root(struct bperf_root_op *op)
 		return 0;
 	case BPERF_ROOT_ALIVE:
 		/* a session: its perf process, named from any namespace */
-		p = op->tid ? bpf_task_from_pid(op->tid) : NULL;
-		if (!p)
-			return 0;
-		bpf_rcu_read_lock();
-		err = bperf_ino(p) == op->ino && !(p->flags & PF_EXITING);
-		bpf_rcu_read_unlock();
-		bpf_task_release(p);
-		return err;
+		return !bperf_exiting(op->tid, op->ino);
 	}
 
 	if (!op->tid || op->slot >= BPERF_MAX_SLOTS)

@@ -219,6 +219,11 @@ bperf_check_spin() {
 	bperf_check_ran "$1, $3" "$n" $((ended - began)) "$ended"
 }
 
+# bperf_gone PID: the process PID has ended.
+bperf_gone() {
+	! kill -0 "$1" 2>/dev/null
+}
+
 # bperf_until SECS CMD...: poll CMD every 0.1 s, SECS at most.
 bperf_until() {
 	local _
