@@ -68,6 +68,10 @@
  *                  when a session died without cleaning up (kill -9).
  *  bperf_roots     (session, tid, slot) -> pid inode number of a
  *                  registered root, ditto.
+ *  bperf_hotplug   per CPU id, and in all: how many times a CPU's perf
+ *                  context went down or came up (bperf_cpuhp counts).
+ *  bperf_opened    per slot and CPU id, as bperf_events: 1 + the CPU's
+ *                  hotplug count when perf opened the event there.
  *
  * Per-CPU maps come to user space packed, one value for each possible
  * CPU in mask order, not indexed by CPU id: util/bperf_cpus.h.
@@ -130,9 +134,21 @@
  * unless stat.bpf-attr-map-persistent is set in perf config.  Tests stop
  * perf at named steps with PERF_BPERF_STOP (bperf_step()).
  *
+ * Hotplug.  Taking a CPU offline takes the perf events out of its
+ * context for good, and a CPU onlined after a slot was set up has no
+ * event of it, yet slots outlive sessions.  bperf_cpuhp, whose link is
+ * pinned with the maps, counts the passes of each CPU's perf context
+ * down or up.  A session joining, or about to read after the total
+ * moved, opens again the events whose bperf_opened note is behind their
+ * CPU's count, on the CPUs online (bperf_slots_revive()).  A CPU counts
+ * again from then on; what it did with no event is not counted.
+ *
  * Details.  A slot freed and used again gets a new generation in bperf_ctl,
  * which perf bumps before it installs the new events: the first reading of
- * a new generation on a CPU only sets the base.  A group's events are
+ * a new generation on a CPU only sets the base.  An event opened again
+ * after a hotplug changes the generation of its slot on its CPU only: the
+ * programs read it from bperf_opened, which perf changes between taking
+ * the old event out of the array and putting the new one in.  A group's events are
  * opened per CPU as a perf group whose leader starts disabled and is
  * enabled once the group is whole (a sibling added to a running CPU group
  * would not be scheduled).  A test run that interrupts the exit program on
@@ -144,10 +160,12 @@
  *
  * Limits.  64 distinct events (a group counts as its events), 4096
  * sessions, 16384 tracked tasks (children beyond are not counted, and
- * perf says so).  Events are opened on the CPUs online when their slot is
- * set up.  A CPU taken offline during a CPU-wide session keeps the total
- * of the last read made while it was online (a test run cannot reach an
- * offline CPU): what it counted after that read is lost.  A task's share
+ * perf says so).  A CPU taken offline during a CPU-wide session keeps the
+ * total of the last read made while it was online (a test run cannot
+ * reach an offline CPU): what it counted after that read is lost, and
+ * once it is back, what it counts before the next session joins or reads.
+ * The events of a PMU with CPUs of its own (uncore, a hybrid system's CPU
+ * types) are opened again only on CPUs that had them.  A task's share
  * of context-switches is approximate: the kernel counts a switch just
  * after the tracepoint, so it lands in the next task's share.  Task
  * sessions name their roots by tid, which bpf_task_from_pid() looks up
@@ -427,6 +445,7 @@ static void bperf_sync(struct evsel *leader)
 	struct evsel *pos;
 	bool *done;
 
+	bperf_slots_hotplug();
 	if (bperf.tasks) {
 		bperf_sync_cpus(bperf.online, NULL);
 		return;

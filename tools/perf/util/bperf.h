@@ -43,6 +43,8 @@ enum bperf_map {
 	BPERF_MAP_TASKS,
 	BPERF_MAP_TOTALS,
 	BPERF_MAP_CPU,
+	BPERF_MAP_HOTPLUG,
+	BPERF_MAP_OPENED,
 	BPERF_MAP_EVENTS,
 	BPERF_NR_MAPS,
 };
@@ -79,6 +81,7 @@ struct bperf_ctx {
 	/* task mode: the roots registered */
 	struct bperf_tid *slot_tids[BPERF_MAX_SLOTS];
 	int slot_nr[BPERF_MAX_SLOTS];
+	__u32 hotplug_seen;	/* bperf_hotplug's total at our last look */
 	bool locked;
 	bool lost;		/* an evsel could not give back its slot */
 	bool persist;
@@ -128,6 +131,8 @@ void bperf_slot_unref(__u32 slot);
 int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 		    struct target *target);
 void bperf_slots_sweep(const __u32 *users, const __u32 *task_users);
+void bperf_slots_revive(void);
+void bperf_slots_hotplug(void);
 
 /* bperf_task.c */
 int bperf_root_run(struct bperf_root_op *op);

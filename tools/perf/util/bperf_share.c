@@ -636,6 +636,18 @@ static int bperf_check_pinned(struct bperf_bpf *skel)
 	return 0;
 }
 
+/* The maps sized by the number of CPU ids. */
+static void bperf_size_maps(struct bperf_bpf *skel)
+{
+	__u32 nr_ids = bperf.cpus.nr_ids;
+
+	bpf_map__set_max_entries(skel->maps.bperf_events,
+				 BPERF_MAX_SLOTS * nr_ids);
+	bpf_map__set_max_entries(skel->maps.bperf_opened,
+				 BPERF_MAX_SLOTS * nr_ids);
+	bpf_map__set_max_entries(skel->maps.bperf_hotplug, nr_ids + 1);
+}
+
 /*
  * Load the programs on the maps pinned in the directory (or pin new
  * ones) and record their ids in the control map.  Nothing is attached
@@ -663,8 +675,7 @@ static int bperf_load_programs(void)
 		return bperf_report(-errno, "cannot open the BPF skeleton",
 				    NULL);
 	skel->rodata->bperf_nr_ids = bperf.cpus.nr_ids;
-	bpf_map__set_max_entries(skel->maps.bperf_events,
-				 BPERF_MAX_SLOTS * bperf.cpus.nr_ids);
+	bperf_size_maps(skel);
 	err = bperf_check_pinned(skel);
 	if (err)
 		goto out;
@@ -700,6 +711,7 @@ static int bperf_load_programs(void)
 	progs[BPERF_PROG_EXIT] = skel->progs.bperf_exit;
 	progs[BPERF_PROG_READ] = skel->progs.bperf_read;
 	progs[BPERF_PROG_ROOT] = skel->progs.bperf_root;
+	progs[BPERF_PROG_CPUHP] = skel->progs.bperf_cpuhp;
 	bperf_close_progs();
 	for (i = 0; i < BPERF_NR_PROGS; i++) {
 		struct bpf_prog_info info = {};
@@ -747,6 +759,8 @@ static const struct bperf_map_def {
 			       sizeof(struct bperf_val) },
 	[BPERF_MAP_CPU] = { "bperf_cpu", sizeof(__u32),
 			    sizeof(struct bperf_cpu) },
+	[BPERF_MAP_HOTPLUG] = { "bperf_hotplug", sizeof(__u32), sizeof(__u32) },
+	[BPERF_MAP_OPENED] = { "bperf_opened", sizeof(__u32), sizeof(__u32) },
 	[BPERF_MAP_EVENTS] = { "bperf_events", sizeof(__u32), sizeof(int) },
 };
 
@@ -764,8 +778,7 @@ static int bperf_open_maps(void)
 		return bperf_report(-errno, "cannot open the BPF skeleton",
 				    NULL);
 	btf = bpf_object__btf(skel->obj);
-	bpf_map__set_max_entries(skel->maps.bperf_events,
-				 BPERF_MAX_SLOTS * bperf.cpus.nr_ids);
+	bperf_size_maps(skel);
 	for (i = 0; i < BPERF_NR_MAPS; i++) {
 		def = &bperf_map_defs[i];
 		map = bpf_object__find_map_by_name(skel->obj, def->name);
@@ -893,6 +906,42 @@ static int bperf_links_get(void)
 	return 0;
 }
 
+/* Where the link of bperf_cpuhp is pinned: next to the maps. */
+static void bperf_cpuhp_path(char *path, size_t size)
+{
+	scnprintf(path, size, "%s/bperf_cpuhp", bperf.dir);
+}
+
+/*
+ * Keep bperf_cpuhp attached while the maps are pinned: the events it
+ * watches over stay in the array after the last session was killed, so
+ * its link is pinned, by the first session or by one that finds it gone.
+ * Without it (no such tracepoint), an event a hotplug killed stays dead,
+ * as it does for perf stat without BPF counters.  Locked.
+ */
+static void bperf_cpuhp_get(void)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	bperf_cpuhp_path(path, sizeof(path));
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		close(fd);
+		return;
+	}
+	fd = bpf_raw_tracepoint_open("cpuhp_enter",
+				     bperf.prog_fd[BPERF_PROG_CPUHP]);
+	if (fd < 0) {
+		pr_debug("bperf: cannot follow CPU hotplug: %s\n",
+			 strerror(errno));
+		return;
+	}
+	if (bpf_obj_pin(fd, path))
+		pr_debug("bperf: cannot pin %s: %s\n", path, strerror(errno));
+	close(fd);
+}
+
 /*
  * Who we are, for the others to tell whether we live: our pid in the
  * initial pid namespace and our pid inode number.  Task sessions name
@@ -1006,6 +1055,9 @@ static void bperf_teardown(void)
 		    rec.key.attr.size)
 			bperf_slot_free(slot);
 	}
+	/* nothing left to watch over */
+	bperf_cpuhp_path(path, sizeof(path));
+	unlink(path);
 	if (bperf.persist)
 		return;
 	/* our maps only: the directory stays if anything else is in it */
@@ -1086,6 +1138,7 @@ int bperf_join(struct target *target)
 	} else if (err) {
 		goto fail;
 	}
+	bperf_cpuhp_get();
 	err = bperf_self();
 	if (err)
 		goto fail;
@@ -1099,6 +1152,8 @@ int bperf_join(struct target *target)
 	if (err)
 		goto fail;
 	bperf_step("register");
+	/* events a hotplug killed, or CPUs onlined since the slots were set up */
+	bperf_slots_revive();
 	return 0;
 fail:
 	/* do not leave behind what we set up for nobody */

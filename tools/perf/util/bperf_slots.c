@@ -6,12 +6,14 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <linux/perf_event.h>
+#include <linux/zalloc.h>
 #include <bpf/bpf.h>
 
 #include "bperf.h"
@@ -20,6 +22,7 @@
 #include "evlist.h"
 #include "cpumap.h"
 #include <internal/xyarray.h>
+#include "../perf-sys.h"
 
 static void bperf_slot_zero(__u32 slot)
 {
@@ -27,6 +30,37 @@ static void bperf_slot_zero(__u32 slot)
 
 	bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SLOTS], &slot, &empty,
 			    BPF_ANY);
+}
+
+/* The key of the event of @slot on CPU id @cpu (bperf_events, bperf_opened) */
+static __u32 bperf_event_key(__u32 slot, int cpu)
+{
+	return bperf_cpus__key(&bperf.cpus, slot, cpu);
+}
+
+/* Note that the events of @slot on @cpu were opened at @stamp (0: none). */
+static void bperf_opened_set(__u32 slot, int cpu, __u32 stamp)
+{
+	__u32 key = bperf_event_key(slot, cpu);
+
+	bpf_map_update_elem(bperf.map_fd[BPERF_MAP_OPENED], &key, &stamp,
+			    BPF_ANY);
+}
+
+/*
+ * The hotplug counts (bperf_hotplug) of every CPU id, and their total
+ * at [nr_ids].  Returns NULL on error.
+ */
+static __u32 *bperf_hotplug_read(void)
+{
+	__u32 i, *counts = calloc(bperf.cpus.nr_ids + 1, sizeof(*counts));
+
+	for (i = 0; counts && i <= (__u32)bperf.cpus.nr_ids; i++) {
+		if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_HOTPLUG], &i,
+					&counts[i]))
+			zfree(&counts);
+	}
+	return counts;
 }
 
 /* Stop reading a slot, close its events, forget it.  Locked. */
@@ -44,8 +78,9 @@ void bperf_slot_free(__u32 slot)
 	bperf_ctl_write();
 
 	for (i = 0; i < (__u32)bperf.cpus.nr_ids; i++) {
-		key = bperf_cpus__key(&bperf.cpus, slot, i);
+		key = bperf_event_key(slot, i);
 		bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_EVENTS], &key);
+		bperf_opened_set(slot, i, 0);
 	}
 	bperf_purge_tasks(slot);
 	if (!bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_SLOTS], &slot, &rec) &&
@@ -199,8 +234,13 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 	struct perf_cpu_map *cpus;
 	struct perf_cpu cpu;
 	int i, idx, err = 0, fd;
-	__u32 key;
+	__u32 key, *hotplug;
 
+	/* before the open: a hotplug after it must show (bperf_opened) */
+	hotplug = bperf_hotplug_read();
+	if (!hotplug)
+		return bperf_report(-errno ?: -ENOMEM,
+				    "cannot read the hotplug counts", NULL);
 	/* the PMU of a hybrid system's CPU type counts on those CPUs only */
 	if (perf_cpu_map__has_any_cpu_or_is_empty(leader->core.own_cpus))
 		cpus = perf_cpu_map__get(bperf.online);
@@ -209,6 +249,7 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 					       leader->core.own_cpus);
 	if (perf_cpu_map__is_empty(cpus)) {
 		perf_cpu_map__put(cpus);
+		free(hotplug);
 		pr_err("bperf: %s: none of its CPUs is online\n",
 		       evsel__name(leader));
 		return -ENODEV;
@@ -234,11 +275,14 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 			break;
 		perf_cpu_map__for_each_cpu(cpu, idx, cpus) {
 			fd = *(int *)xyarray__entry(pos->core.fd, idx, 0);
-			key = bperf_cpus__key(&bperf.cpus, slots[i], cpu.cpu);
+			key = bperf_event_key(slots[i], cpu.cpu);
 			if (bpf_map_update_elem(events_fd, &key, &fd, BPF_ANY)) {
 				err = -errno;
 				break;
 			}
+			/* not read yet: the slot is not active */
+			bperf_opened_set(slots[i], cpu.cpu,
+					 hotplug[cpu.cpu] + 1);
 		}
 		if (err)
 			break;
@@ -270,9 +314,9 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 		}
 		for (i = 0; i < n; i++) {
 			perf_cpu_map__for_each_cpu(cpu, idx, bperf.online) {
-				key = bperf_cpus__key(&bperf.cpus, slots[i],
-						      cpu.cpu);
+				key = bperf_event_key(slots[i], cpu.cpu);
 				bpf_map_delete_elem(events_fd, &key);
+				bperf_opened_set(slots[i], cpu.cpu, 0);
 			}
 		}
 	}
@@ -282,6 +326,7 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 		pos->core.attr = saved[i++];
 	}
 	perf_cpu_map__put(cpus);
+	free(hotplug);
 	return err;
 }
 
@@ -354,6 +399,8 @@ int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 		for (i = 0; i < n; i++) {
 			memset(&rec, 0, sizeof(rec));
 			rec.key = keys[i];
+			if (perf_cpu_map__has_any_cpu_or_is_empty(leader->core.own_cpus))
+				rec.flags = BPERF_SLOT_ALL_CPUS;
 			if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SLOTS],
 						&slots[i], &rec, BPF_ANY)) {
 				err = bperf_report(-errno,
@@ -451,4 +498,165 @@ undo:
 			bperf_slot_free(slots[i]);
 	}
 	return err;
+}
+
+/*
+ * Open the events of the group at @slots[0..@n - 1] on @cpu anew, in place
+ * of the ones a hotplug killed or of none, and note @stamp for them.  The
+ * readings of the old events end when they leave the array, those of the
+ * new ones start from a base: the note changes their generation in
+ * between (bperf_gen() in bperf.bpf.c).  Locked.
+ */
+static int bperf_reopen(const __u32 *slots, int n, int cpu, __u32 stamp)
+{
+	int events_fd = bperf.map_fd[BPERF_MAP_EVENTS];
+	struct perf_event_attr attr;
+	struct bperf_slot rec;
+	int fds[n], i, err = 0;
+	__u32 key;
+
+	for (i = 0; i < n; i++)
+		fds[i] = -1;
+	for (i = 0; i < n; i++) {
+		if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_SLOTS],
+					&slots[i], &rec)) {
+			err = -errno;
+			goto out;
+		}
+		attr = rec.key.attr;
+		/* as bperf_open_events(): enabled once the group is whole */
+		attr.disabled = !i;
+		fds[i] = sys_perf_event_open(&attr, -1, cpu, i ? fds[0] : -1,
+					     PERF_FLAG_FD_CLOEXEC);
+		if (fds[i] < 0) {
+			err = -errno;
+			goto out;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		key = bperf_event_key(slots[i], cpu);
+		bpf_map_delete_elem(events_fd, &key);
+		bperf_opened_set(slots[i], cpu, stamp);
+	}
+	for (i = 0; i < n && !err; i++) {
+		key = bperf_event_key(slots[i], cpu);
+		if (bpf_map_update_elem(events_fd, &key, &fds[i], BPF_ANY))
+			err = -errno;
+	}
+	if (!err && ioctl(fds[0], PERF_EVENT_IOC_ENABLE, 0))
+		err = -errno;
+	if (err) {
+		/* none of the group, and a note that says so */
+		for (i = 0; i < n; i++) {
+			key = bperf_event_key(slots[i], cpu);
+			bpf_map_delete_elem(events_fd, &key);
+			bperf_opened_set(slots[i], cpu, 0);
+		}
+	}
+out:
+	for (i = 0; i < n; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+	}
+	return err;
+}
+
+/*
+ * CPU hotplug.  Taking a CPU offline takes the perf events out of its
+ * context for good, and a CPU onlined after a slot was set up has no
+ * event of the slot: every session sharing the slot would read a frozen
+ * count there, or none.  bperf_cpuhp counts how many times each CPU's
+ * perf context went down or came up, and bperf_opened says, per slot
+ * and CPU, what that count was when perf opened the event there (plus
+ * one; 0: no event).  An event whose note is behind its CPU's count is
+ * dead or missing: open it again on each online CPU, but on CPUs that
+ * never had one only for slots counting on every CPU (not an uncore or
+ * hybrid PMU's own CPUs).  What a CPU counts from then on is counted;
+ * what it did without an event is not.  The control map notes the total
+ * count this was done for, so that it is done once per hotplug.  Locked;
+ * bperf.online is up to date.
+ */
+void bperf_slots_revive(void)
+{
+	int opened_fd = bperf.map_fd[BPERF_MAP_OPENED];
+	struct perf_cpu_map *online = bperf.online;
+	__u32 i, j, n, key, stamp, *hotplug, total;
+	struct bperf_slot rec;
+	struct perf_cpu cpu;
+	bool again = false;
+	int idx, err;
+
+	hotplug = bperf_hotplug_read();
+	if (!hotplug)
+		return;
+	total = hotplug[bperf.cpus.nr_ids];
+	bperf.hotplug_seen = total;
+	if (total == bperf.ctl.hotplug) {
+		free(hotplug);
+		return;
+	}
+	/* a group's slots are adjacent in the active list, leader first */
+	for (i = 0; online && i < bperf.ctl.nr_active; i += n) {
+		__u32 *slots = &bperf.ctl.active[i];
+
+		n = 1;
+		if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_SLOTS], slots,
+					&rec))
+			continue;
+		if (rec.key.group_len > 1 && !rec.key.group_pos &&
+		    rec.key.group_len <= bperf.ctl.nr_active - i)
+			n = rec.key.group_len;
+		perf_cpu_map__for_each_cpu(cpu, idx, online) {
+			bool stale = false, none = true;
+
+			if (cpu.cpu < 0 || cpu.cpu >= bperf.cpus.nr_ids)
+				continue;
+			stamp = hotplug[cpu.cpu] + 1;
+			for (j = 0; j < n; j++) {
+				__u32 seen = 0;
+
+				key = bperf_event_key(slots[j], cpu.cpu);
+				bpf_map_lookup_elem(opened_fd, &key, &seen);
+				stale |= seen != stamp;
+				none &= !seen;
+			}
+			if (!stale || (none && !(rec.flags & BPERF_SLOT_ALL_CPUS)))
+				continue;
+			err = bperf_reopen(slots, n, cpu.cpu, stamp);
+			pr_debug("bperf: slot %u: events on CPU %d opened again: %s\n",
+				 slots[0], cpu.cpu, err ? strerror(-err) : "done");
+			/* not for this PMU, or the CPU went down again */
+			again |= err && !bperf_unsupported(err);
+		}
+	}
+	if (online && !again) {
+		bperf.ctl.hotplug = total;
+		bperf_ctl_write();
+	}
+	free(hotplug);
+}
+
+/*
+ * Before a read: if a CPU's perf context went down or came up since we
+ * last looked, open again what that killed, so that this read, and every
+ * session's from now on, count the CPU again.  Not locked.
+ */
+void bperf_slots_hotplug(void)
+{
+	__u32 key = bperf.cpus.nr_ids, total;
+	struct perf_cpu_map *online;
+
+	if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_HOTPLUG], &key,
+				&total) || total == bperf.hotplug_seen)
+		return;
+	/* the CPUs task sessions read, and slots open events on */
+	online = perf_cpu_map__new_online_cpus();
+	if (online) {
+		perf_cpu_map__put(bperf.online);
+		bperf.online = online;
+	}
+	if (bperf_lock())
+		return;
+	bperf_slots_revive();
+	bperf_unlock();
 }

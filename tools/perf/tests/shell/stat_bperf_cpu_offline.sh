@@ -13,20 +13,10 @@ set -u
 . "$(dirname "$0")"/lib/bperf.sh
 
 bperf_require
-cpu1=/sys/devices/system/cpu/cpu1/online
+bperf_cpu1_hotplug 3 "to offline one in the middle"
 present=$(getconf _NPROCESSORS_CONF)
-[ "$present" -ge 3 ] ||
-	bperf_skip "needs 3 CPUs or more to offline one in the middle, have $present"
-[ -w $cpu1 ] || bperf_skip "CPU 1 cannot be taken offline"
-[ "$(cat $cpu1)" = 1 ] || bperf_skip "CPU 1 is offline already"
 
-restore() {
-	echo 1 >$cpu1
-	bperf_cleanup
-}
-trap restore EXIT TERM INT
-
-echo 0 >$cpu1 || bperf_skip "cannot take CPU 1 offline"
+bperf_cpu1 0 || bperf_skip "cannot take CPU 1 offline"
 online=$(cat /sys/devices/system/cpu/online)
 echo "online CPUs: $online"
 last=${online##*[,-]}

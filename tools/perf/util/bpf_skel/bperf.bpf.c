@@ -14,15 +14,21 @@
  *                nothing refers to it, what it counted goes to its anchor.
  *  bperf_root    test-run by perf to register and release root tasks, so
  *                that reference counts only ever change atomically.
+ *  bperf_cpuhp   cpuhp_enter: counts the times each CPU's perf context
+ *                went down or came up, for perf to tell which events a
+ *                hotplug killed.
  *
  * perf attaches the three task hooks only while a session counts tasks
  * (-p, -t, a workload): CPU-wide sessions cost nothing per switch.
+ * bperf_cpuhp runs only when a CPU goes offline or online; its link is
+ * pinned with the maps, as the events it watches over outlive sessions.
  * Every map is pinned (LIBBPF_PIN_BY_NAME) in one directory that all
  * sessions load the object with.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "bperf_u.h"
 
 #define ENOENT	2
@@ -85,6 +91,29 @@ struct {
 	__type(value, struct bperf_task);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bperf_tasks SEC(".maps");
+
+/*
+ * Per CPU id, then one more for all CPUs: how many times the CPU's perf
+ * context went down or came up (bperf_cpuhp).  Sized by perf: ids + 1.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bperf_hotplug SEC(".maps");
+
+/*
+ * Per slot and CPU id, keyed as bperf_events: 1 + the CPU's count in
+ * bperf_hotplug when perf opened the event there, 0 if it did not.
+ * Written by perf; part of the generation of the event's readings.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bperf_opened SEC(".maps");
 
 /* The maps below are perf's bookkeeping: no program uses them. */
 
@@ -165,7 +194,7 @@ static __always_inline void bperf_val_add(struct bperf_val *to,
  * previous reading.  The first reading of a slot generation only sets
  * the base: false.
  */
-static __always_inline bool bperf_diff(struct bperf_prev *prev, __u32 gen,
+static __always_inline bool bperf_diff(struct bperf_prev *prev, __u64 gen,
 				       const struct bperf_val *now,
 				       struct bperf_val *d)
 {
@@ -182,23 +211,41 @@ static __always_inline bool bperf_diff(struct bperf_prev *prev, __u32 gen,
 }
 
 /*
- * Read the count and times of 'slot' on this CPU.  perf bumps the
- * generation before it installs the events of a reused slot: a reading
- * from the new events never meets the old generation, and the first one
- * only sets a base.  'gen' is the generation taken before the read: if
- * it changed meanwhile, the reading may come from either event and is
- * dropped (false).
+ * The generation of the readings of 'slot' on 'cpu': the slot's, which
+ * perf bumps when it sets the slot up again, and the event's, which it
+ * changes when it opens the event on the CPU anew after a hotplug.
+ */
+static __always_inline __u64 bperf_gen(struct bperf_ctl *ctl, __u32 slot,
+				       __u32 cpu)
+{
+	__u32 key = slot * bperf_nr_ids + cpu, *opened;
+	__u64 gen;
+
+	slot &= BPERF_MAX_SLOTS - 1;
+	gen = (__u64)*(volatile __u32 *)&ctl->gen[slot] << 32;
+	opened = bpf_map_lookup_elem(&bperf_opened, &key);
+	if (opened)
+		gen |= *(volatile __u32 *)opened;
+	return gen;
+}
+
+/*
+ * Read the count and times of 'slot' on this CPU.  perf changes the
+ * generation after it takes an event out of the array and before it
+ * puts the new one in: a reading from the new event never meets the old
+ * generation, and the first one only sets a base.  'gen' is the
+ * generation taken before the read: if it changed meanwhile, the reading
+ * may come from either event and is dropped (false).
  */
 static __always_inline bool bperf_read_value(struct bperf_ctl *ctl,
-					     __u32 slot, __u32 gen, __u32 cpu,
+					     __u32 slot, __u64 gen, __u32 cpu,
 					     struct bpf_perf_event_value *now)
 {
 	if (bpf_perf_event_read_value(&bperf_events,
 				      slot * bperf_nr_ids + cpu,
 				      now, sizeof(*now)))
 		return false;
-	slot &= BPERF_MAX_SLOTS - 1;
-	return *(volatile __u32 *)&ctl->gen[slot] == gen;
+	return bperf_gen(ctl, slot & (BPERF_MAX_SLOTS - 1), cpu) == gen;
 }
 
 /*
@@ -258,8 +305,8 @@ static __always_inline void bperf_task_hook(struct task_struct *task)
 	nr = ctl->nr_active;
 	for (i = 0; i < BPERF_MAX_SLOTS; i++) {
 		struct bperf_val d;
-		__u32 slot, gen;
-		__u64 bit;
+		__u64 bit, gen;
+		__u32 slot;
 		long c;
 
 		if (i >= nr)
@@ -269,7 +316,7 @@ static __always_inline void bperf_task_hook(struct task_struct *task)
 		if (!(ctl->task_slots & bit))
 			continue;
 		/* see bperf_read_value() for the generation check */
-		gen = ctl->gen[slot];
+		gen = bperf_gen(ctl, slot, cpu);
 		if (ctl->sw_slots & bit) {
 			struct bperf_prev *tp;
 
@@ -279,7 +326,7 @@ static __always_inline void bperf_task_hook(struct task_struct *task)
 			if ((unsigned long)c >= -4095UL)
 				continue;
 			slot &= BPERF_MAX_SLOTS - 1;
-			if (*(volatile __u32 *)&ctl->gen[slot] != gen)
+			if (bperf_gen(ctl, slot, cpu) != gen)
 				continue;
 			tp = &pc->tprev[slot];
 			if (tp->gen != gen) {
@@ -421,13 +468,13 @@ int bperf_read(void *ctx)
 	nr = ctl->nr_active;
 	for (i = 0; i < BPERF_MAX_SLOTS; i++) {
 		struct bperf_val d, *tot;
-		__u32 slot, gen, k;
-		__u64 bit;
+		__u64 bit, gen;
+		__u32 slot, k;
 
 		if (i >= nr)
 			break;
 		slot = ctl->active[i] & (BPERF_MAX_SLOTS - 1);
-		gen = ctl->gen[slot];
+		gen = bperf_gen(ctl, slot, cpu);
 		if (!bperf_read_value(ctl, slot, gen, cpu, &now))
 			continue;
 		/* the verifier forgets bounds across the helper call */
@@ -571,6 +618,40 @@ int BPF_PROG(bperf_exit, struct task_struct *task)
 			continue;
 		bperf_gone(t, key);
 	}
+	return 0;
+}
+
+/* perf's minimal vmlinux.h has no hotplug states: CO-RE finds this one */
+enum cpuhp_state___bperf {
+	CPUHP_AP_PERF_ONLINE___bperf = 1,
+};
+
+/*
+ * Taking a CPU offline takes the perf events out of the CPU's context
+ * for good (perf_event_exit_cpu(), the teardown of CPUHP_AP_PERF_ONLINE);
+ * bringing it up again puts none back.  Count each pass of the CPU
+ * through that state, down or up: perf opens the events there again when
+ * the count moved since it opened them (see bperf_opened).
+ */
+SEC("raw_tp/cpuhp_enter")
+int BPF_PROG(bperf_cpuhp, unsigned int cpu, int target, int state)
+{
+	__u32 key;
+	__u32 *n;
+
+	if (bpf_core_enum_value_exists(enum cpuhp_state___bperf,
+				       CPUHP_AP_PERF_ONLINE___bperf) &&
+	    state != bpf_core_enum_value(enum cpuhp_state___bperf,
+					 CPUHP_AP_PERF_ONLINE___bperf))
+		return 0;
+	key = cpu;
+	n = bpf_map_lookup_elem(&bperf_hotplug, &key);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	key = bperf_nr_ids;
+	n = bpf_map_lookup_elem(&bperf_hotplug, &key);
+	if (n)
+		__sync_fetch_and_add(n, 1);
 	return 0;
 }
 

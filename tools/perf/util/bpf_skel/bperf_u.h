@@ -9,7 +9,7 @@
 #define __BPERF_U_H
 
 /* Layout version, stored in the control map by whoever created it. */
-#define BPERF_MAGIC		0x62706638	/* "bpf8" */
+#define BPERF_MAGIC		0x62706639	/* "bpf9" */
 
 /* Distinct events counted at once, by all sessions together. */
 #define BPERF_MAX_SLOTS		64
@@ -66,6 +66,7 @@ enum bperf_prog {
 	BPERF_NR_LINKS,			/* the ones above are attached */
 	BPERF_PROG_READ = BPERF_NR_LINKS,	/* test-run before a read */
 	BPERF_PROG_ROOT,		/* test-run to register roots */
+	BPERF_PROG_CPUHP,		/* cpuhp_enter, its link pinned */
 	BPERF_NR_PROGS,
 };
 
@@ -77,7 +78,9 @@ struct bperf_ctl {
 	__u32 magic;
 	__u32 nr_ids;			/* stride of the events array */
 	__u32 nr_active;
-	__u32 unused;
+	__u32 hotplug;			/* bperf_hotplug's total when perf last
+					 * opened what hotplugs had killed
+					 */
 	__u64 task_slots;		/* slots some task-mode session uses */
 	/*
 	 * Slots whose group is all software events.  Those never
@@ -174,7 +177,16 @@ struct bperf_slot {
 	struct bperf_attr_key key;
 	__u32 users;			/* sessions counting this slot */
 	__u32 task_users;		/* ... of which count tasks */
+	__u32 flags;			/* BPERF_SLOT_* */
+	__u32 unused;
 };
+
+/*
+ * The slot's events are opened on every online CPU, not on the CPUs of
+ * their PMU only (uncore, a hybrid system's CPU types): a CPU onlined
+ * after they were opened gets its own.
+ */
+#define BPERF_SLOT_ALL_CPUS	1
 
 /* A registered session (hash keyed by session id). */
 struct bperf_session {

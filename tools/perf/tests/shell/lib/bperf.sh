@@ -10,6 +10,7 @@ bperf_tmp=$(mktemp -d /tmp/perf-test-bperf.XXXXXX)
 bperf_attr=/sys/fs/bpf/perf_test_bperf_$$
 bperf_pids=
 bperf_stats_was=
+bperf_cpu1=/sys/devices/system/cpu/cpu1/online
 
 bperf_cleanup() {
 	local p
@@ -361,6 +362,25 @@ bperf_lock() {
 
 bperf_unlock() {
 	exec 9>&-
+}
+
+# bperf_cpu1_hotplug NEED [WHY]: this test takes CPU 1 offline, which
+# needs NEED CPUs (WHY: what for): skip unless it can, and bring CPU 1
+# back online when the test ends.
+bperf_cpu1_hotplug() {
+	local present
+
+	present=$(getconf _NPROCESSORS_CONF)
+	[ "$present" -ge "$1" ] ||
+		bperf_skip "needs $1 CPUs or more${2:+ $2}, has $present"
+	[ -w "$bperf_cpu1" ] || bperf_skip "CPU 1 cannot be taken offline"
+	[ "$(cat "$bperf_cpu1")" = 1 ] || bperf_skip "CPU 1 is offline already"
+	trap 'echo 1 >"$bperf_cpu1"; bperf_cleanup' EXIT TERM INT
+}
+
+# bperf_cpu1 0|1: take CPU 1 offline, or bring it online.
+bperf_cpu1() {
+	echo "$1" >"$bperf_cpu1"
 }
 
 # bperf_entries PATH: how many entries the pinned map at PATH holds.
