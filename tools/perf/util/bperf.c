@@ -148,7 +148,8 @@
  * a new generation on a CPU only sets the base.  An event opened again
  * after a hotplug changes the generation of its slot on its CPU only: the
  * programs read it from bperf_opened, which perf changes between taking
- * the old event out of the array and putting the new one in.  A group's events are
+ * the old event out of the array and putting the new one in, and again
+ * once it is in.  A group's events are
  * opened per CPU as a perf group whose leader starts disabled and is
  * enabled once the group is whole (a sibling added to a running CPU group
  * would not be scheduled).  A test run that interrupts the exit program on

@@ -118,6 +118,7 @@ int bperf_report(int err, const char *what, const char *path);
 void bperf_step(const char *step);
 int bperf_ctl_write(void);
 int bperf_lock(void);
+int bperf_trylock(void);
 void bperf_unlock(void);
 int bperf_dump(int fd, void *keys, __u32 key_size, void *vals,
 	       __u32 value_size, __u32 max);
@@ -131,7 +132,7 @@ void bperf_slot_unref(__u32 slot);
 int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 		    struct target *target);
 void bperf_slots_sweep(const __u32 *users, const __u32 *task_users);
-void bperf_slots_revive(void);
+bool bperf_slots_revive(void);
 void bperf_slots_hotplug(void);
 
 /* bperf_task.c */

@@ -356,6 +356,23 @@ int bperf_lock(void)
 	return 0;
 }
 
+/* bperf_lock(), or -EWOULDBLOCK at once if another session holds it. */
+int bperf_trylock(void)
+{
+	int err;
+
+	if (flock(bperf.attr_fd, LOCK_EX | LOCK_NB))
+		return errno == EWOULDBLOCK ? -EWOULDBLOCK :
+		       bperf_report(-errno, "cannot lock", bperf.attr_path);
+	bperf.locked = true;
+	err = bperf_ctl_read();
+	if (err) {
+		flock(bperf.attr_fd, LOCK_UN);
+		bperf.locked = false;
+	}
+	return err;
+}
+
 void bperf_unlock(void)
 {
 	if (bperf.locked)
@@ -906,6 +923,35 @@ static int bperf_links_get(void)
 	return 0;
 }
 
+/*
+ * Is @fd a link of a program that counts into our bperf_hotplug?  One
+ * left by sessions on maps since replaced would count into the old map.
+ */
+static bool bperf_cpuhp_ours(int fd)
+{
+	struct bpf_link_info link = {};
+	struct bpf_prog_info prog = {};
+	__u32 len = sizeof(link), ids[16], id = 0, i;
+	bool ours = false;
+	int prog_fd;
+
+	if (bpf_link_get_info_by_fd(fd, &link, &len) ||
+	    bperf_map_get_id(bperf.map_fd[BPERF_MAP_HOTPLUG], &id))
+		return false;
+	prog_fd = bpf_prog_get_fd_by_id(link.prog_id);
+	if (prog_fd < 0)
+		return false;
+	prog.nr_map_ids = ARRAY_SIZE(ids);
+	prog.map_ids = (__u64)(unsigned long)ids;
+	len = sizeof(prog);
+	if (!bpf_prog_get_info_by_fd(prog_fd, &prog, &len)) {
+		for (i = 0; i < prog.nr_map_ids && i < ARRAY_SIZE(ids); i++)
+			ours |= ids[i] == id;
+	}
+	close(prog_fd);
+	return ours;
+}
+
 /* Where the link of bperf_cpuhp is pinned: next to the maps. */
 static void bperf_cpuhp_path(char *path, size_t size)
 {
@@ -927,8 +973,13 @@ static void bperf_cpuhp_get(void)
 	bperf_cpuhp_path(path, sizeof(path));
 	fd = bpf_obj_get(path);
 	if (fd >= 0) {
+		bool ours = bperf_cpuhp_ours(fd);
+
 		close(fd);
-		return;
+		if (ours)
+			return;
+		/* not a link of ours on these maps: put ours in its place */
+		unlink(path);
 	}
 	fd = bpf_raw_tracepoint_open("cpuhp_enter",
 				     bperf.prog_fd[BPERF_PROG_CPUHP]);

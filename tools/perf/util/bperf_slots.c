@@ -6,7 +6,6 @@
  */
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,8 @@
 #include "evsel.h"
 #include "evlist.h"
 #include "cpumap.h"
+#include "pmu.h"
+#include "pmus.h"
 #include <internal/xyarray.h>
 #include "../perf-sys.h"
 
@@ -49,18 +50,55 @@ static void bperf_opened_set(__u32 slot, int cpu, __u32 stamp)
 
 /*
  * The hotplug counts (bperf_hotplug) of every CPU id, and their total
- * at [nr_ids].  Returns NULL on error.
+ * at [nr_ids]; then the CPUs online, into bperf.online.  In that order:
+ * a CPU's perf context counts its pass up once the CPU is online, so a
+ * count that saw the pass comes with a map that has the CPU.  Returns
+ * NULL on error.
  */
 static __u32 *bperf_hotplug_read(void)
 {
 	__u32 i, *counts = calloc(bperf.cpus.nr_ids + 1, sizeof(*counts));
+	struct perf_cpu_map *online;
 
 	for (i = 0; counts && i <= (__u32)bperf.cpus.nr_ids; i++) {
 		if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_HOTPLUG], &i,
 					&counts[i]))
 			zfree(&counts);
 	}
+	online = counts ? perf_cpu_map__new_online_cpus() : NULL;
+	if (online) {
+		perf_cpu_map__put(bperf.online);
+		bperf.online = online;
+	}
 	return counts;
+}
+
+/*
+ * Are the events of the group led by @leader to be opened on every CPU
+ * online, rather than on its PMU's own CPUs (uncore, a hybrid system's
+ * CPU types)?  A core PMU that has no CPU list of its own lists the CPUs
+ * online when perf started.
+ */
+static bool bperf_all_cpus(struct evsel *leader)
+{
+	struct perf_pmu *pmu;
+
+	if (perf_cpu_map__has_any_cpu_or_is_empty(leader->core.own_cpus))
+		return true;
+	pmu = evsel__find_pmu(leader);
+	return pmu && pmu->is_core && perf_pmus__num_core_pmus() == 1;
+}
+
+/* Note in @slot's record the attr its events were opened with. */
+static void bperf_slot_opened(__u32 slot, const struct perf_event_attr *attr)
+{
+	int slots_fd = bperf.map_fd[BPERF_MAP_SLOTS];
+	struct bperf_slot rec;
+
+	if (bpf_map_lookup_elem(slots_fd, &slot, &rec))
+		return;
+	rec.opened = *attr;
+	bpf_map_update_elem(slots_fd, &slot, &rec, BPF_EXIST);
 }
 
 /* Stop reading a slot, close its events, forget it.  Locked. */
@@ -241,8 +279,8 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 	if (!hotplug)
 		return bperf_report(-errno ?: -ENOMEM,
 				    "cannot read the hotplug counts", NULL);
-	/* the PMU of a hybrid system's CPU type counts on those CPUs only */
-	if (perf_cpu_map__has_any_cpu_or_is_empty(leader->core.own_cpus))
+	/* an uncore PMU, a hybrid system's CPU type: on its CPUs only */
+	if (bperf_all_cpus(leader))
 		cpus = perf_cpu_map__get(bperf.online);
 	else
 		cpus = perf_cpu_map__intersect(bperf.online,
@@ -297,6 +335,12 @@ static int bperf_open_events(struct evsel *leader, __u32 *slots, int n,
 				break;
 			}
 		}
+	}
+	if (!err) {
+		/* for bperf_reopen(): what the kernel took, fallbacks and all */
+		i = 0;
+		for_each_group_evsel(pos, leader)
+			bperf_slot_opened(slots[i++], &pos->core.attr);
 	}
 	if (err) {
 		char msg[BUFSIZ];
@@ -399,7 +443,7 @@ int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 		for (i = 0; i < n; i++) {
 			memset(&rec, 0, sizeof(rec));
 			rec.key = keys[i];
-			if (perf_cpu_map__has_any_cpu_or_is_empty(leader->core.own_cpus))
+			if (bperf_all_cpus(leader))
 				rec.flags = BPERF_SLOT_ALL_CPUS;
 			if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SLOTS],
 						&slots[i], &rec, BPF_ANY)) {
@@ -505,7 +549,9 @@ undo:
  * of the ones a hotplug killed or of none, and note @stamp for them.  The
  * readings of the old events end when they leave the array, those of the
  * new ones start from a base: the note changes their generation in
- * between (bperf_gen() in bperf.bpf.c).  Locked.
+ * between (bperf_gen() in bperf.bpf.c), to BPERF_OPENED_PENDING while
+ * the new events go in, which a session killed then leaves for the next
+ * look to open again.  Locked.
  */
 static int bperf_reopen(const __u32 *slots, int n, int cpu, __u32 stamp)
 {
@@ -523,7 +569,7 @@ static int bperf_reopen(const __u32 *slots, int n, int cpu, __u32 stamp)
 			err = -errno;
 			goto out;
 		}
-		attr = rec.key.attr;
+		attr = rec.opened.size ? rec.opened : rec.key.attr;
 		/* as bperf_open_events(): enabled once the group is whole */
 		attr.disabled = !i;
 		fds[i] = sys_perf_event_open(&attr, -1, cpu, i ? fds[0] : -1,
@@ -536,21 +582,23 @@ static int bperf_reopen(const __u32 *slots, int n, int cpu, __u32 stamp)
 	for (i = 0; i < n; i++) {
 		key = bperf_event_key(slots[i], cpu);
 		bpf_map_delete_elem(events_fd, &key);
-		bperf_opened_set(slots[i], cpu, stamp);
+		bperf_opened_set(slots[i], cpu, BPERF_OPENED_PENDING);
 	}
 	for (i = 0; i < n && !err; i++) {
 		key = bperf_event_key(slots[i], cpu);
 		if (bpf_map_update_elem(events_fd, &key, &fds[i], BPF_ANY))
 			err = -errno;
 	}
+	for (i = 0; i < n && !err; i++)
+		bperf_opened_set(slots[i], cpu, stamp);
 	if (!err && ioctl(fds[0], PERF_EVENT_IOC_ENABLE, 0))
 		err = -errno;
 	if (err) {
-		/* none of the group, and a note that says so */
+		/* none of the group, to be opened again on the next look */
 		for (i = 0; i < n; i++) {
 			key = bperf_event_key(slots[i], cpu);
 			bpf_map_delete_elem(events_fd, &key);
-			bperf_opened_set(slots[i], cpu, 0);
+			bperf_opened_set(slots[i], cpu, BPERF_OPENED_PENDING);
 		}
 	}
 out:
@@ -562,24 +610,48 @@ out:
 }
 
 /*
+ * How many slots of ctl.active, from @i on, make the group that @rec,
+ * the record of the slot at @i, leads: 1 for an event of its own, 0 if
+ * the group is not whole there (its members leave the list one by one).
+ */
+static __u32 bperf_group_at(__u32 i, const struct bperf_slot *rec)
+{
+	__u32 j, n = rec->key.group_len ?: 1;
+	struct bperf_slot m;
+
+	if (n == 1)
+		return 1;
+	if (rec->key.group_pos || n > bperf.ctl.nr_active - i)
+		return 0;
+	for (j = 1; j < n; j++) {
+		if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_SLOTS],
+					&bperf.ctl.active[i + j], &m) ||
+		    m.key.group_sig != rec->key.group_sig ||
+		    m.key.group_len != n || m.key.group_pos != j)
+			return 0;
+	}
+	return n;
+}
+
+/*
  * CPU hotplug.  Taking a CPU offline takes the perf events out of its
  * context for good, and a CPU onlined after a slot was set up has no
  * event of the slot: every session sharing the slot would read a frozen
  * count there, or none.  bperf_cpuhp counts how many times each CPU's
  * perf context went down or came up, and bperf_opened says, per slot
  * and CPU, what that count was when perf opened the event there (plus
- * one; 0: no event).  An event whose note is behind its CPU's count is
- * dead or missing: open it again on each online CPU, but on CPUs that
- * never had one only for slots counting on every CPU (not an uncore or
- * hybrid PMU's own CPUs).  What a CPU counts from then on is counted;
- * what it did without an event is not.  The control map notes the total
- * count this was done for, so that it is done once per hotplug.  Locked;
- * bperf.online is up to date.
+ * one; 0: no event).  An event whose note is not its CPU's count is dead
+ * or missing: open it again on each online CPU, but on CPUs that never
+ * had one only for slots counting on every CPU (not an uncore or hybrid
+ * PMU's own CPUs).  What a CPU counts from its new event's first reading
+ * on is counted; what it did before is not.  The control map notes the
+ * total count this was done for, so that it is done once per hotplug,
+ * unless an open failed for a reason that may pass.  Returns false if
+ * it is to be done again.  Locked.
  */
-void bperf_slots_revive(void)
+bool bperf_slots_revive(void)
 {
 	int opened_fd = bperf.map_fd[BPERF_MAP_OPENED];
-	struct perf_cpu_map *online = bperf.online;
 	__u32 i, j, n, key, stamp, *hotplug, total;
 	struct bperf_slot rec;
 	struct perf_cpu cpu;
@@ -588,25 +660,21 @@ void bperf_slots_revive(void)
 
 	hotplug = bperf_hotplug_read();
 	if (!hotplug)
-		return;
+		return false;
 	total = hotplug[bperf.cpus.nr_ids];
-	bperf.hotplug_seen = total;
-	if (total == bperf.ctl.hotplug) {
-		free(hotplug);
-		return;
-	}
+	if (total == bperf.ctl.hotplug)
+		goto out;
 	/* a group's slots are adjacent in the active list, leader first */
-	for (i = 0; online && i < bperf.ctl.nr_active; i += n) {
+	for (i = 0; i < bperf.ctl.nr_active; i += n ?: 1) {
 		__u32 *slots = &bperf.ctl.active[i];
 
-		n = 1;
-		if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_SLOTS], slots,
-					&rec))
+		n = 0;
+		if (!bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_SLOTS], slots,
+					 &rec))
+			n = bperf_group_at(i, &rec);
+		if (!n)
 			continue;
-		if (rec.key.group_len > 1 && !rec.key.group_pos &&
-		    rec.key.group_len <= bperf.ctl.nr_active - i)
-			n = rec.key.group_len;
-		perf_cpu_map__for_each_cpu(cpu, idx, online) {
+		perf_cpu_map__for_each_cpu(cpu, idx, bperf.online) {
 			bool stale = false, none = true;
 
 			if (cpu.cpu < 0 || cpu.cpu >= bperf.cpus.nr_ids)
@@ -629,33 +697,31 @@ void bperf_slots_revive(void)
 			again |= err && !bperf_unsupported(err);
 		}
 	}
-	if (online && !again) {
+	if (!again) {
 		bperf.ctl.hotplug = total;
 		bperf_ctl_write();
 	}
+out:
+	if (!again)
+		bperf.hotplug_seen = total;
 	free(hotplug);
+	return !again;
 }
 
 /*
  * Before a read: if a CPU's perf context went down or came up since we
  * last looked, open again what that killed, so that this read, and every
- * session's from now on, count the CPU again.  Not locked.
+ * session's from now on, count the CPU again.  Reads never wait for
+ * another session's lock: the next read looks again.  Not locked.
  */
 void bperf_slots_hotplug(void)
 {
 	__u32 key = bperf.cpus.nr_ids, total;
-	struct perf_cpu_map *online;
 
 	if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_HOTPLUG], &key,
 				&total) || total == bperf.hotplug_seen)
 		return;
-	/* the CPUs task sessions read, and slots open events on */
-	online = perf_cpu_map__new_online_cpus();
-	if (online) {
-		perf_cpu_map__put(bperf.online);
-		bperf.online = online;
-	}
-	if (bperf_lock())
+	if (bperf_trylock())
 		return;
 	bperf_slots_revive();
 	bperf_unlock();

@@ -29,7 +29,10 @@ struct bperf_val {
 	__u64 running;
 };
 
-/* Last reading of one slot on one CPU, and the slot generation it is for. */
+/*
+ * Last reading of one slot on one CPU, and the generation it is for: the
+ * slot's (bperf_ctl) and its event's on the CPU (bperf_opened).
+ */
 struct bperf_prev {
 	struct bperf_val v;
 	__u64 gen;
@@ -175,6 +178,8 @@ struct bperf_attr_key {
 /* What a slot counts and who uses it (array indexed by slot). */
 struct bperf_slot {
 	struct bperf_attr_key key;
+	/* the attr its events were opened with, perf's fallbacks applied */
+	struct perf_event_attr opened;
 	__u32 users;			/* sessions counting this slot */
 	__u32 task_users;		/* ... of which count tasks */
 	__u32 flags;			/* BPERF_SLOT_* */
@@ -187,6 +192,13 @@ struct bperf_slot {
  * after they were opened gets its own.
  */
 #define BPERF_SLOT_ALL_CPUS	1
+
+/*
+ * In bperf_opened: perf is putting a new event in, or failed to.  Not a
+ * hotplug count, so the event is opened again on the next look, and not
+ * 0, which would say the CPU never had one.
+ */
+#define BPERF_OPENED_PENDING	0xffffffffU
 
 /* A registered session (hash keyed by session id). */
 struct bperf_session {
