@@ -340,30 +340,17 @@ int bperf_ctl_write(void)
 	return 0;
 }
 
-int bperf_lock(void)
+/* flock() the attr map with @how, then read the control map. */
+static int bperf_flock(int how)
 {
 	int err;
 
-	if (flock(bperf.attr_fd, LOCK_EX))
+	if (flock(bperf.attr_fd, how)) {
+		/* only with LOCK_NB: another session holds it */
+		if (errno == EWOULDBLOCK)
+			return -EWOULDBLOCK;
 		return bperf_report(-errno, "cannot lock", bperf.attr_path);
-	bperf.locked = true;
-	err = bperf_ctl_read();
-	if (err) {
-		flock(bperf.attr_fd, LOCK_UN);
-		bperf.locked = false;
-		return err;
 	}
-	return 0;
-}
-
-/* bperf_lock(), or -EWOULDBLOCK at once if another session holds it. */
-int bperf_trylock(void)
-{
-	int err;
-
-	if (flock(bperf.attr_fd, LOCK_EX | LOCK_NB))
-		return errno == EWOULDBLOCK ? -EWOULDBLOCK :
-		       bperf_report(-errno, "cannot lock", bperf.attr_path);
 	bperf.locked = true;
 	err = bperf_ctl_read();
 	if (err) {
@@ -371,6 +358,17 @@ int bperf_trylock(void)
 		bperf.locked = false;
 	}
 	return err;
+}
+
+int bperf_lock(void)
+{
+	return bperf_flock(LOCK_EX);
+}
+
+/* bperf_lock(), or -EWOULDBLOCK at once if another session holds it. */
+int bperf_trylock(void)
+{
+	return bperf_flock(LOCK_EX | LOCK_NB);
 }
 
 void bperf_unlock(void)
