@@ -139,9 +139,11 @@
  * event of it, yet slots outlive sessions.  bperf_cpuhp, whose link is
  * pinned with the maps, counts the passes of each CPU's perf context
  * down or up.  A session joining, or about to read after the total
- * moved, opens again the events whose bperf_opened note is behind their
- * CPU's count, on the CPUs online (bperf_slots_revive()).  A CPU counts
- * again from then on; what it did with no event is not counted.
+ * moved (unless another session holds the lock: then at its next read),
+ * opens again the events whose bperf_opened note is not their CPU's
+ * count, on the CPUs online (bperf_slots_revive()).  A CPU counts again
+ * from its new event's first reading; what it did with no event is not
+ * counted.
  *
  * Details.  A slot freed and used again gets a new generation in bperf_ctl,
  * which perf bumps before it installs the new events: the first reading of

@@ -976,8 +976,6 @@ static void bperf_cpuhp_get(void)
 		close(fd);
 		if (ours)
 			return;
-		/* not a link of ours on these maps: put ours in its place */
-		unlink(path);
 	}
 	fd = bpf_raw_tracepoint_open("cpuhp_enter",
 				     bperf.prog_fd[BPERF_PROG_CPUHP]);
@@ -986,6 +984,8 @@ static void bperf_cpuhp_get(void)
 			 strerror(errno));
 		return;
 	}
+	/* ours in the place of what is there, not a link of ours */
+	unlink(path);
 	if (bpf_obj_pin(fd, path))
 		pr_debug("bperf: cannot pin %s: %s\n", path, strerror(errno));
 	close(fd);

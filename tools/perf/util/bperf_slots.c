@@ -66,10 +66,12 @@ static __u32 *bperf_hotplug_read(void)
 			zfree(&counts);
 	}
 	online = counts ? perf_cpu_map__new_online_cpus() : NULL;
-	if (online) {
-		perf_cpu_map__put(bperf.online);
-		bperf.online = online;
+	if (!online) {
+		zfree(&counts);
+		return NULL;
 	}
+	perf_cpu_map__put(bperf.online);
+	bperf.online = online;
 	return counts;
 }
 
@@ -549,9 +551,10 @@ undo:
  * of the ones a hotplug killed or of none, and note @stamp for them.  The
  * readings of the old events end when they leave the array, those of the
  * new ones start from a base: the note changes their generation in
- * between (bperf_gen() in bperf.bpf.c), to BPERF_OPENED_PENDING while
- * the new events go in, which a session killed then leaves for the next
- * look to open again.  Locked.
+ * between (bperf_gen() in bperf.bpf.c): BPERF_OPENED_PENDING while the
+ * new events go in and are enabled, when the programs read nothing, and
+ * which a session killed then leaves for the next look to open again.
+ * Locked.
  */
 static int bperf_reopen(const __u32 *slots, int n, int cpu, __u32 stamp)
 {
@@ -589,10 +592,10 @@ static int bperf_reopen(const __u32 *slots, int n, int cpu, __u32 stamp)
 		if (bpf_map_update_elem(events_fd, &key, &fds[i], BPF_ANY))
 			err = -errno;
 	}
-	for (i = 0; i < n && !err; i++)
-		bperf_opened_set(slots[i], cpu, stamp);
 	if (!err && ioctl(fds[0], PERF_EVENT_IOC_ENABLE, 0))
 		err = -errno;
+	for (i = 0; i < n && !err; i++)
+		bperf_opened_set(slots[i], cpu, stamp);
 	if (err) {
 		/* none of the group, to be opened again on the next look */
 		for (i = 0; i < n; i++) {
@@ -607,6 +610,18 @@ out:
 			close(fds[i]);
 	}
 	return err;
+}
+
+/*
+ * Is a failure of bperf_reopen() worth another try at the next look?
+ * Yes if it may pass: a CPU on its way up whose perf context is not
+ * online yet (-ENODEV; once the CPU is offline, no look tries it), a
+ * PMU busy or short of memory.  Not if this PMU does not count there.
+ */
+static bool bperf_reopen_again(int err)
+{
+	return err == -ENODEV || err == -EBUSY || err == -EAGAIN ||
+	       err == -EINTR || err == -ENOMEM;
 }
 
 /*
@@ -693,8 +708,7 @@ bool bperf_slots_revive(void)
 			err = bperf_reopen(slots, n, cpu.cpu, stamp);
 			pr_debug("bperf: slot %u: events on CPU %d opened again: %s\n",
 				 slots[0], cpu.cpu, err ? strerror(-err) : "done");
-			/* not for this PMU, or the CPU went down again */
-			again |= err && !bperf_unsupported(err);
+			again |= bperf_reopen_again(err);
 		}
 	}
 	if (!again) {

@@ -17,17 +17,7 @@ set -u
 . "$(dirname "$0")"/lib/bperf.sh
 
 bperf_require taskset python3 bpftool
-cpu1=/sys/devices/system/cpu/cpu1/online
-present=$(getconf _NPROCESSORS_CONF)
-[ "$present" -ge 2 ] || bperf_skip "needs 2 CPUs or more, has $present"
-[ -w $cpu1 ] || bperf_skip "CPU 1 cannot be taken offline"
-[ "$(cat $cpu1)" = 1 ] || bperf_skip "CPU 1 is offline already"
-
-restore() {
-	echo 1 >$cpu1
-	bperf_cleanup
-}
-trap restore EXIT TERM INT
+bperf_cpu1_hotplug 2
 
 # cpu1_util OUT: the CPUs utilized perf stat -A printed for CPU 1's
 # cpu-clock in $(bperf_dir)/OUT.out (CSV: CPU, count, unit, event, ...),
@@ -37,6 +27,16 @@ cpu1_util() {
 			u = $(NF - 1)
 		}
 		END { print (u ~ /^[0-9.]+$/ ? u : 0) }' "$(bperf_dir)/$1.out"
+}
+
+# fifo_get FIFO, fifo_put FIFO: read a line from FIFO, write one to it;
+# 60 s at most, so that nothing is left waiting when a test fails.
+fifo_get() {
+	timeout 60 sh -c 'read -r _ <"$0"' "$1"
+}
+
+fifo_put() {
+	timeout 60 sh -c 'echo go >"$0"' "$1"
 }
 
 # sessions WHEN: count CPU 1 with sessions that share the long one's
@@ -51,19 +51,17 @@ sessions() {
 	bperf_check "$1: CPU 1, cpu-clock -a -A, CPUs utilized" \
 		"$(cpu1_util percpu_ref)" "$(cpu1_util percpu)" 10
 
-	# a workload on CPU 1: it says when it starts, which perf stat lets
-	# it do once it counts, then waits for the test to set it off
+	# a workload on CPU 1, which perf stat starts once it counts
 	rm -f "$tmp"/work*.cpu "$tmp/ready" "$tmp/go"
 	mkfifo "$tmp/ready" "$tmp/go"
-	bperf_stat work -e task-clock -- taskset -c 1 sh -c \
-		'echo >"$1"; read -r _ <"$2"; shift 2; exec bash "$@"' sh \
-		"$tmp/ready" "$tmp/go" "$tmp/spin.sh" "$tmp/work.cpu" "$hz" &
+	bperf_stat work -e task-clock -- taskset -c 1 sh "$tmp/gate.sh" \
+		"$tmp/ready" "$tmp/go" bash "$tmp/spin.sh" "$tmp/work.cpu" "$hz" &
 	w=$!
-	timeout 60 sh -c 'read -r _ <"$0"' "$tmp/ready" ||
+	fifo_get "$tmp/ready" ||
 		bperf_fail "the session did not start: $(cat "$tmp/work.err")"
 	# the long session's two slots, one of them shared
 	state=$(bperf_slots_state)
-	echo go >"$tmp/go"
+	fifo_put "$tmp/go"
 	wait $w
 	[ "$state" = "2 3 1" ] ||
 		bperf_fail "$1: slots, users, task users: $state, not 2 3 1"
@@ -76,8 +74,16 @@ sessions() {
 
 hz=$(getconf CLK_TCK)
 bperf_spin_script "$(bperf_dir)/spin.sh"
+# gate.sh READY GO CMD...: a workload that says it started on the fifo
+# READY, waits for the fifo GO, then runs CMD
+cat >"$(bperf_dir)/gate.sh" <<EOF
+$(declare -f fifo_get fifo_put)
+fifo_put "\$1" && fifo_get "\$2" || exit 1
+shift 2
+exec "\$@"
+EOF
 
-echo 0 >$cpu1 || bperf_skip "cannot take CPU 1 offline"
+bperf_cpu1 0 || bperf_skip "cannot take CPU 1 offline"
 
 # the long session, set up while CPU 1 is offline
 bperf_lock
@@ -88,15 +94,15 @@ long=$!
 bperf_until 60 test -s "$(bperf_dir)/long.start" ||
 	bperf_fail "the long session did not start: $(cat "$(bperf_dir)/long.err")"
 
-echo 1 >$cpu1 || bperf_fail "cannot bring CPU 1 online"
+bperf_cpu1 1 || bperf_fail "cannot bring CPU 1 online"
 sessions "onlined after the slots were set up"
 
-echo 0 >$cpu1 || bperf_fail "cannot take CPU 1 offline again"
-echo 1 >$cpu1 || bperf_fail "cannot bring CPU 1 back online"
+bperf_cpu1 0 || bperf_fail "cannot take CPU 1 offline again"
+bperf_cpu1 1 || bperf_fail "cannot bring CPU 1 back online"
 sessions "offline and back online"
 
 # iv_stats: how many intervals the -I session printed, and CPU 1's
-# cpu-clock over CPU 0's in the last one (CSV: time, CPU, count, unit,
+# cpu-clock over CPU 0's in the last three (CSV: time, CPU, count, unit,
 # event, ...).
 iv_stats() {
 	[ -f "$(bperf_dir)/iv.out" ] || {
@@ -106,14 +112,16 @@ iv_stats() {
 	awk -F, '$5 ~ /^cpu-clock/ {
 			if (!($1 in seen)) {
 				seen[$1] = 1
-				n++
+				t[++n] = $1
 			}
 			c[$1, $2] = $3 ~ /^[0-9.]+$/ ? $3 : 0
-			last = $1
 		}
 		END {
-			r = c[last, "CPU0"] > 0 ? c[last, "CPU1"] / c[last, "CPU0"] : 0
-			print n + 0, r
+			for (i = n > 3 ? n - 2 : 1; i <= n; i++) {
+				c0 += c[t[i], "CPU0"]
+				c1 += c[t[i], "CPU1"]
+			}
+			print n + 0, c0 > 0 ? c1 / c0 : 0
 		}' "$(bperf_dir)/iv.out"
 }
 
@@ -128,8 +136,8 @@ iv_past() {
 echo "== CPU 1 offline and back online under a session reading it"
 rm -f "$(bperf_dir)/stop"
 mkfifo "$(bperf_dir)/stop"
-bperf_stat iv -e cpu-clock -a -A -I 500 -- sh -c 'read -r _ <"$0"' \
-	"$(bperf_dir)/stop" &
+bperf_stat iv -e cpu-clock -a -A -I 500 -- timeout 120 sh -c \
+	'read -r _ <"$0"' "$(bperf_dir)/stop" &
 iv=$!
 bperf_until 60 iv_past 0 ||
 	bperf_fail "the -I session did not start: $(cat "$(bperf_dir)/iv.err")"
@@ -139,10 +147,10 @@ read -r n _ <<<"$(iv_stats)"
 # the read that opens CPU 1's events again, then three whole intervals
 bperf_until 60 iv_past $((n + 4)) ||
 	bperf_fail "the -I session stopped printing: $(cat "$(bperf_dir)/iv.err")"
-echo go >"$(bperf_dir)/stop"
+fifo_put "$(bperf_dir)/stop"
 wait $iv
 read -r n ratio <<<"$(iv_stats)"
-bperf_check "-I session, last of $n intervals: CPU 1's cpu-clock over CPU 0's" \
+bperf_check "-I session, last 3 of $n intervals: CPU 1's cpu-clock over CPU 0's" \
 	1 "$ratio" 10
 
 bperf_unlock

@@ -233,14 +233,18 @@ static __always_inline __u64 bperf_gen(struct bperf_ctl *ctl, __u32 slot,
  * Read the count and times of 'slot' on this CPU.  perf changes the
  * generation after it takes an event out of the array and before it
  * puts the new one in: a reading from the new event never meets the old
- * generation, and the first one only sets a base.  'gen' is the
- * generation taken before the read: if it changed meanwhile, the reading
- * may come from either event and is dropped (false).
+ * generation, and the first one only sets a base.  While it puts a new
+ * event in, the event's note is BPERF_OPENED_PENDING: nothing is read.
+ * 'gen' is the generation taken before the read: if it changed
+ * meanwhile, the reading may come from either event and is dropped
+ * (false).
  */
 static __always_inline bool bperf_read_value(struct bperf_ctl *ctl,
 					     __u32 slot, __u64 gen, __u32 cpu,
 					     struct bpf_perf_event_value *now)
 {
+	if ((__u32)gen == BPERF_OPENED_PENDING)
+		return false;
 	if (bpf_perf_event_read_value(&bperf_events,
 				      slot * bperf_nr_ids + cpu,
 				      now, sizeof(*now)))
@@ -320,6 +324,8 @@ static __always_inline void bperf_task_hook(struct task_struct *task)
 		if (ctl->sw_slots & bit) {
 			struct bperf_prev *tp;
 
+			if ((__u32)gen == BPERF_OPENED_PENDING)
+				continue;
 			c = bpf_perf_event_read(&bperf_events,
 						slot * bperf_nr_ids + cpu);
 			/* an error is a small negative number */

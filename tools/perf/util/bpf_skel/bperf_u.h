@@ -194,9 +194,10 @@ struct bperf_slot {
 #define BPERF_SLOT_ALL_CPUS	1
 
 /*
- * In bperf_opened: perf is putting a new event in, or failed to.  Not a
- * hotplug count, so the event is opened again on the next look, and not
- * 0, which would say the CPU never had one.
+ * In bperf_opened: perf is putting a new event in, or failed to.  The
+ * programs read nothing then.  Not a hotplug count, so the event is
+ * opened again on the next look, and not 0, which would say the CPU
+ * never had one.
  */
 #define BPERF_OPENED_PENDING	0xffffffffU
 
