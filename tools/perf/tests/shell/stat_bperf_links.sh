@@ -4,7 +4,8 @@
 #
 # A CPU-wide session (-a, -C) reads its slots when it reads: it holds
 # the bperf programs but no link, and bperf_switch does not run however
-# many context switches there are.  A task session (-p) holds the three
+# many context switches there are (bperf_cpuhp, which runs on CPU
+# hotplug only, has one link, pinned with the maps).  A task session (-p) holds the three
 # links (sched_switch, task_newtask, sched_process_exit) and counts the
 # busy loop it watches, a second one shares them, they go with the last
 # task session when it is killed, the next one attaches anew, and they go
@@ -132,13 +133,23 @@ cpu0=$!
 wait_started all $all
 wait_started cpu0 $cpu0
 for p in $all $cpu0; do
-	[ "$(nr_held "$p" bpf-prog)" = 5 ] ||
-		bperf_fail "session $p holds $(nr_held "$p" bpf-prog) programs, want 5"
+	[ "$(nr_held "$p" bpf-prog)" = 6 ] ||
+		bperf_fail "session $p holds $(nr_held "$p" bpf-prog) programs, want 6"
 done
-progs=$(fds_of $all bpf-prog prog_id | tr '\n' ' ')
-[ "$(fds_of $cpu0 bpf-prog prog_id | tr '\n' ' ')" = "$progs" ] ||
+held=$(fds_of $all bpf-prog prog_id | tr '\n' ' ')
+[ "$(fds_of $cpu0 bpf-prog prog_id | tr '\n' ' ')" = "$held" ] ||
 	bperf_fail "the two sessions hold different programs:" \
-		"$progs and $(fds_of $cpu0 bpf-prog prog_id)"
+		"$held and $(fds_of $cpu0 bpf-prog prog_id)"
+cpuhp=$(for id in $held; do
+	bpftool prog show id "$id" | awk '/ name bperf_cpuhp / { print $1 + 0 }'
+done)
+[ -n "$cpuhp" ] || bperf_fail "no bperf_cpuhp among the programs held: $held"
+[ "$(links_of "$cpuhp" | wc -l)" = 1 ] ||
+	bperf_fail "bperf_cpuhp has links $(links_of "$cpuhp"), want one"
+# the links below are the task hooks'
+progs=$(for id in $held; do
+	[ "$id" = "$cpuhp" ] || echo "$id"
+done | tr '\n' ' ')
 switch=$(for id in $progs; do
 	bpftool prog show id "$id" | awk '/ name bperf_switch / { print $1 + 0 }'
 done)
