@@ -54,7 +54,7 @@ sessions() {
 	# a workload on CPU 1, which perf stat starts once it counts
 	rm -f "$tmp"/work*.cpu "$tmp/ready" "$tmp/go"
 	mkfifo "$tmp/ready" "$tmp/go"
-	bperf_stat work -e task-clock -- taskset -c 1 sh "$tmp/gate.sh" \
+	bperf_stat work -e task-clock -- taskset -c 1 bash "$tmp/gate.sh" \
 		"$tmp/ready" "$tmp/go" bash "$tmp/spin.sh" "$tmp/work.cpu" "$hz" &
 	w=$!
 	fifo_get "$tmp/ready" ||
@@ -74,13 +74,16 @@ sessions() {
 
 hz=$(getconf CLK_TCK)
 bperf_spin_script "$(bperf_dir)/spin.sh"
-# gate.sh READY GO CMD...: a workload that says it started on the fifo
-# READY, waits for the fifo GO, then runs CMD
-cat >"$(bperf_dir)/gate.sh" <<EOF
-$(declare -f fifo_get fifo_put)
-fifo_put "\$1" && fifo_get "\$2" || exit 1
+# gate.sh READY GO CMD...: a workload that says on the fifo READY that
+# it started, waits (60 s at most) for a line on the fifo GO, then runs
+# CMD; with bash's builtins only, so that it forks nothing perf counts
+cat >"$(bperf_dir)/gate.sh" <<'EOF'
+exec 3<>"$1" 4<>"$2"
+echo >&3
+read -r -t 60 _ <&4 || exit 1
+exec 3>&- 4<&-
 shift 2
-exec "\$@"
+exec "$@"
 EOF
 
 bperf_cpu1 0 || bperf_skip "cannot take CPU 1 offline"
@@ -121,7 +124,8 @@ iv_stats() {
 				c0 += c[t[i], "CPU0"]
 				c1 += c[t[i], "CPU1"]
 			}
-			print n + 0, c0 > 0 ? c1 / c0 : 0
+			r = c0 > 0 ? c1 / c0 : 0
+			print n + 0, r
 		}' "$(bperf_dir)/iv.out"
 }
 
@@ -136,11 +140,11 @@ iv_past() {
 echo "== CPU 1 offline and back online under a session reading it"
 rm -f "$(bperf_dir)/stop"
 mkfifo "$(bperf_dir)/stop"
-bperf_stat iv -e cpu-clock -a -A -I 500 -- timeout 120 sh -c \
-	'read -r _ <"$0"' "$(bperf_dir)/stop" &
+bperf_stat iv -e cpu-clock -a -A -I 500 -- bash -c \
+	'exec 3<>"$0"; read -r -t 120 _ <&3' "$(bperf_dir)/stop" &
 iv=$!
 bperf_until 60 iv_past 0 ||
-	bperf_fail "the -I session did not start: $(cat "$(bperf_dir)/iv.err")"
+	bperf_fail "the -I session did not start: $(cat "$(bperf_dir)"/iv.{out,err})"
 bperf_cpu1 0 || bperf_fail "cannot take CPU 1 offline a third time"
 bperf_cpu1 1 || bperf_fail "cannot bring CPU 1 back online a third time"
 read -r n _ <<<"$(iv_stats)"
