@@ -211,22 +211,16 @@ static __always_inline bool bperf_diff(struct bperf_prev *prev, __u64 gen,
 }
 
 /*
- * The generation of the readings of 'slot' on 'cpu': the slot's, which
- * perf bumps when it sets the slot up again, and the event's, which it
- * changes when it opens the event on the CPU anew after a hotplug.
+ * The generation of the readings of a slot on a CPU: the slot's, which
+ * perf bumps when it sets the slot up again ('sgen', in the control
+ * map), and the event's, which it changes when it opens the event on
+ * the CPU anew after a hotplug ('opened', in bperf_opened).  The
+ * callers look both up once and read them before and after a reading.
  */
-static __always_inline __u64 bperf_gen(struct bperf_ctl *ctl, __u32 slot,
-				       __u32 cpu)
+static __always_inline __u64 bperf_gen(const __u32 *sgen, const __u32 *opened)
 {
-	__u32 key = slot * bperf_nr_ids + cpu, *opened;
-	__u64 gen;
-
-	slot &= BPERF_MAX_SLOTS - 1;
-	gen = (__u64)*(volatile __u32 *)&ctl->gen[slot] << 32;
-	opened = bpf_map_lookup_elem(&bperf_opened, &key);
-	if (opened)
-		gen |= *(volatile __u32 *)opened;
-	return gen;
+	return (__u64)*(const volatile __u32 *)sgen << 32 |
+	       *(const volatile __u32 *)opened;
 }
 
 /*
@@ -239,17 +233,15 @@ static __always_inline __u64 bperf_gen(struct bperf_ctl *ctl, __u32 slot,
  * meanwhile, the reading may come from either event and is dropped
  * (false).
  */
-static __always_inline bool bperf_read_value(struct bperf_ctl *ctl,
-					     __u32 slot, __u64 gen, __u32 cpu,
+static __always_inline bool bperf_read_value(__u32 key, const __u32 *sgen,
+					     const __u32 *opened, __u64 gen,
 					     struct bpf_perf_event_value *now)
 {
 	if ((__u32)gen == BPERF_OPENED_PENDING)
 		return false;
-	if (bpf_perf_event_read_value(&bperf_events,
-				      slot * bperf_nr_ids + cpu,
-				      now, sizeof(*now)))
+	if (bpf_perf_event_read_value(&bperf_events, key, now, sizeof(*now)))
 		return false;
-	return bperf_gen(ctl, slot & (BPERF_MAX_SLOTS - 1), cpu) == gen;
+	return bperf_gen(sgen, opened) == gen;
 }
 
 /*
@@ -308,9 +300,9 @@ static __always_inline void bperf_task_hook(struct task_struct *task)
 	cpu = bpf_get_smp_processor_id();
 	nr = ctl->nr_active;
 	for (i = 0; i < BPERF_MAX_SLOTS; i++) {
+		__u32 slot, key, *sgen, *opened;
 		struct bperf_val d;
 		__u64 bit, gen;
-		__u32 slot;
 		long c;
 
 		if (i >= nr)
@@ -320,19 +312,24 @@ static __always_inline void bperf_task_hook(struct task_struct *task)
 		if (!(ctl->task_slots & bit))
 			continue;
 		/* see bperf_read_value() for the generation check */
-		gen = bperf_gen(ctl, slot, cpu);
+		key = slot * bperf_nr_ids + cpu;
+		sgen = &ctl->gen[slot];
+		opened = bpf_map_lookup_elem(&bperf_opened, &key);
+		/* the array has every key the events array has */
+		if (!opened)
+			continue;
+		gen = bperf_gen(sgen, opened);
 		if (ctl->sw_slots & bit) {
 			struct bperf_prev *tp;
 
 			if ((__u32)gen == BPERF_OPENED_PENDING)
 				continue;
-			c = bpf_perf_event_read(&bperf_events,
-						slot * bperf_nr_ids + cpu);
+			c = bpf_perf_event_read(&bperf_events, key);
 			/* an error is a small negative number */
 			if ((unsigned long)c >= -4095UL)
 				continue;
 			slot &= BPERF_MAX_SLOTS - 1;
-			if (bperf_gen(ctl, slot, cpu) != gen)
+			if (bperf_gen(sgen, opened) != gen)
 				continue;
 			tp = &pc->tprev[slot];
 			if (tp->gen != gen) {
@@ -345,7 +342,7 @@ static __always_inline void bperf_task_hook(struct task_struct *task)
 			d.running = ran;
 			tp->v.counter = c;
 		} else {
-			if (!bperf_read_value(ctl, slot, gen, cpu, &now))
+			if (!bperf_read_value(key, sgen, opened, gen, &now))
 				continue;
 			slot &= BPERF_MAX_SLOTS - 1;
 			if (!bperf_diff(&pc->tprev[slot], gen,
@@ -473,15 +470,21 @@ int bperf_read(void *ctx)
 	cpu = bpf_get_smp_processor_id();
 	nr = ctl->nr_active;
 	for (i = 0; i < BPERF_MAX_SLOTS; i++) {
+		__u32 slot, k, key, *sgen, *opened;
 		struct bperf_val d, *tot;
 		__u64 bit, gen;
-		__u32 slot, k;
 
 		if (i >= nr)
 			break;
 		slot = ctl->active[i] & (BPERF_MAX_SLOTS - 1);
-		gen = bperf_gen(ctl, slot, cpu);
-		if (!bperf_read_value(ctl, slot, gen, cpu, &now))
+		key = slot * bperf_nr_ids + cpu;
+		sgen = &ctl->gen[slot];
+		opened = bpf_map_lookup_elem(&bperf_opened, &key);
+		/* the array has every key the events array has */
+		if (!opened)
+			continue;
+		gen = bperf_gen(sgen, opened);
+		if (!bperf_read_value(key, sgen, opened, gen, &now))
 			continue;
 		/* the verifier forgets bounds across the helper call */
 		slot &= BPERF_MAX_SLOTS - 1;
