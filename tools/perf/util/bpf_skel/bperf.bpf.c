@@ -224,6 +224,18 @@ static __always_inline __u64 bperf_gen(const __u32 *sgen, const __u32 *opened)
 }
 
 /*
+ * The note of the event of 'slot' on 'cpu' in bperf_opened, and its key
+ * there and in bperf_events, in *key.  The array has every key the
+ * events array has: NULL only to please the verifier.
+ */
+static __always_inline __u32 *bperf_opened_at(__u32 slot, __u32 cpu,
+					      __u32 *key)
+{
+	*key = slot * bperf_nr_ids + cpu;
+	return bpf_map_lookup_elem(&bperf_opened, key);
+}
+
+/*
  * Read the count and times of 'slot' on this CPU.  perf changes the
  * generation after it takes an event out of the array and before it
  * puts the new one in: a reading from the new event never meets the old
@@ -312,10 +324,8 @@ static __always_inline void bperf_task_hook(struct task_struct *task)
 		if (!(ctl->task_slots & bit))
 			continue;
 		/* see bperf_read_value() for the generation check */
-		key = slot * bperf_nr_ids + cpu;
 		sgen = &ctl->gen[slot];
-		opened = bpf_map_lookup_elem(&bperf_opened, &key);
-		/* the array has every key the events array has */
+		opened = bperf_opened_at(slot, cpu, &key);
 		if (!opened)
 			continue;
 		gen = bperf_gen(sgen, opened);
@@ -477,10 +487,8 @@ int bperf_read(void *ctx)
 		if (i >= nr)
 			break;
 		slot = ctl->active[i] & (BPERF_MAX_SLOTS - 1);
-		key = slot * bperf_nr_ids + cpu;
 		sgen = &ctl->gen[slot];
-		opened = bpf_map_lookup_elem(&bperf_opened, &key);
-		/* the array has every key the events array has */
+		opened = bperf_opened_at(slot, cpu, &key);
 		if (!opened)
 			continue;
 		gen = bperf_gen(sgen, opened);
