@@ -167,12 +167,13 @@ pids="$pids $!"
 wait_for 180 "start of both sessions" both_started
 echo "both sessions count now."
 
-echo "--- bperf's pinned state: the attr map, and the maps in ${attr}_dir"
+echo "--- bperf's pinned state: the attr map, and in ${attr}_dir the maps and"
+echo "    the link of bperf_cpuhp, which follows CPU hotplug"
 ls -d "$attr" || fail "$attr is not pinned"
 maps=$(cd "${attr}_dir" && echo *)
 echo "$maps"
-want="bperf_cpu bperf_ctl bperf_events bperf_roots bperf_sessions bperf_slots"
-[ "$maps" = "$want bperf_tasks bperf_totals" ] ||
+want="bperf_cpu bperf_cpuhp bperf_ctl bperf_events bperf_hotplug bperf_opened"
+[ "$maps" = "$want bperf_roots bperf_sessions bperf_slots bperf_tasks bperf_totals" ] ||
 	fail "unexpected maps in ${attr}_dir: $maps"
 n=$(bpftool -j map dump pinned "$attr" | grep -o '"key":\[' | wc -l)
 echo "events in the attr map: $n (cpu-clock, counted once for both sessions)"
@@ -181,7 +182,7 @@ echo "events in the attr map: $n (cpu-clock, counted once for both sessions)"
 echo "--- BPF programs: one set for every session and event"
 bperf_progs >"$work/progs"
 cat "$work/progs"
-for p in bperf_read bperf_switch bperf_fork bperf_exit bperf_root; do
+for p in bperf_read bperf_switch bperf_fork bperf_exit bperf_root bperf_cpuhp; do
 	[ "$(awk -v p=$p '$2 == p' "$work/progs" | wc -l)" = 1 ] ||
 		fail "want one $p program, found: $(cat "$work/progs")"
 done
@@ -189,13 +190,15 @@ done
 echo "--- their links, and the processes holding them: the task session only"
 # One line a link of a bperf program; fails unless the task session, and
 # not the CPU-wide one, holds each of the three.  Nothing of bperf runs
-# on a context switch for a CPU-wide session: it reads on demand.
+# on a context switch for a CPU-wide session: it reads on demand.  The
+# link of bperf_cpuhp, which runs on CPU hotplug only, is pinned with
+# the maps: no process holds it.
 # shellcheck disable=SC2086 # $pids: one argument per session
 bpftool -j link show | python3 -c '
 import json, sys
 progs = dict(l.split() for l in open(sys.argv[1]))
 cpu, task = sys.argv[2:]
-held, linked = 0, []
+held, linked, cpuhp = 0, [], 0
 for l in json.load(sys.stdin):
     prog = str(l.get("prog_id"))
     if prog not in progs:
@@ -204,13 +207,18 @@ for l in json.load(sys.stdin):
     print("link %d: %s, program %s (%s) on %s, held by %s" % (l["id"], l["type"],
           prog, progs[prog], l.get("tp_name", "?"),
           ", ".join("%s(%d)" % (p["comm"], p["pid"]) for p in pids)))
+    if progs[prog] == "bperf_cpuhp":
+        cpuhp += 1
+        continue
     holders = {str(p["pid"]) for p in pids}
     held += task in holders and cpu not in holders
     linked.append(progs[prog])
-sys.exit(sorted(linked) != ["bperf_exit", "bperf_fork", "bperf_switch"] or held != 3)' \
+sys.exit(sorted(linked) != ["bperf_exit", "bperf_fork", "bperf_switch"] or
+         held != 3 or cpuhp != 1)' \
 	"$work/progs" $pids ||
 	fail "want one link each of bperf_switch, bperf_fork and bperf_exit," \
-		"each held by the task session, not the CPU-wide one ($pids)"
+		"each held by the task session, not the CPU-wide one ($pids)," \
+		"and one of bperf_cpuhp"
 
 echo "--- the sessions end once the demo lets go of the lock"
 exec 9>&-
