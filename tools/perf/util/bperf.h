@@ -132,7 +132,7 @@ void bperf_slot_unref(__u32 slot);
 int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 		    struct target *target);
 void bperf_slots_sweep(const __u32 *users, const __u32 *task_users);
-bool bperf_slots_revive(void);
+void bperf_slots_revive(void);
 void bperf_slots_hotplug(void);
 
 /* bperf_task.c */

@@ -409,7 +409,7 @@ int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 	struct bperf_slot rec;
 	struct bperf_val *zeroes;
 	int i, found = 0, taken = 0, err;
-	bool sw = true;
+	bool sw = true, all_cpus;
 	__u32 s;
 
 	bperf_make_keys(leader, keys, n);
@@ -442,10 +442,11 @@ int bperf_slots_get(struct evsel *leader, __u32 *slots, int n,
 		/* reserve them; a new generation makes BPF start afresh */
 		for (i = 0; i < n; i++)
 			sw &= keys[i].attr.type == PERF_TYPE_SOFTWARE;
+		all_cpus = bperf_all_cpus(leader);
 		for (i = 0; i < n; i++) {
 			memset(&rec, 0, sizeof(rec));
 			rec.key = keys[i];
-			if (bperf_all_cpus(leader))
+			if (all_cpus)
 				rec.flags = BPERF_SLOT_ALL_CPUS;
 			if (bpf_map_update_elem(bperf.map_fd[BPERF_MAP_SLOTS],
 						&slots[i], &rec, BPF_ANY)) {
@@ -547,6 +548,23 @@ undo:
 }
 
 /*
+ * Take the events of @slots[0..@n - 1] on @cpu out of the array, their
+ * notes BPERF_OPENED_PENDING: the programs read nothing there, and the
+ * next look opens them again.  Locked.
+ */
+static void bperf_events_pend(const __u32 *slots, int n, int cpu)
+{
+	__u32 key;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		key = bperf_event_key(slots[i], cpu);
+		bpf_map_delete_elem(bperf.map_fd[BPERF_MAP_EVENTS], &key);
+		bperf_opened_set(slots[i], cpu, BPERF_OPENED_PENDING);
+	}
+}
+
+/*
  * Open the events of the group at @slots[0..@n - 1] on @cpu anew, in place
  * of the ones a hotplug killed or of none, and note @stamp for them.  The
  * readings of the old events end when they leave the array, those of the
@@ -582,11 +600,7 @@ static int bperf_reopen(const __u32 *slots, int n, int cpu, __u32 stamp)
 			goto out;
 		}
 	}
-	for (i = 0; i < n; i++) {
-		key = bperf_event_key(slots[i], cpu);
-		bpf_map_delete_elem(events_fd, &key);
-		bperf_opened_set(slots[i], cpu, BPERF_OPENED_PENDING);
-	}
+	bperf_events_pend(slots, n, cpu);
 	for (i = 0; i < n && !err; i++) {
 		key = bperf_event_key(slots[i], cpu);
 		if (bpf_map_update_elem(events_fd, &key, &fds[i], BPF_ANY))
@@ -596,14 +610,9 @@ static int bperf_reopen(const __u32 *slots, int n, int cpu, __u32 stamp)
 		err = -errno;
 	for (i = 0; i < n && !err; i++)
 		bperf_opened_set(slots[i], cpu, stamp);
-	if (err) {
-		/* none of the group, to be opened again on the next look */
-		for (i = 0; i < n; i++) {
-			key = bperf_event_key(slots[i], cpu);
-			bpf_map_delete_elem(events_fd, &key);
-			bperf_opened_set(slots[i], cpu, BPERF_OPENED_PENDING);
-		}
-	}
+	/* none of the group, to be opened again on the next look */
+	if (err)
+		bperf_events_pend(slots, n, cpu);
 out:
 	for (i = 0; i < n; i++) {
 		if (fds[i] >= 0)
@@ -661,10 +670,9 @@ static __u32 bperf_group_at(__u32 i, const struct bperf_slot *rec)
  * PMU's own CPUs).  What a CPU counts from its new event's first reading
  * on is counted; what it did before is not.  The control map notes the
  * total count this was done for, so that it is done once per hotplug,
- * unless an open failed for a reason that may pass.  Returns false if
- * it is to be done again.  Locked.
+ * unless an open failed for a reason that may pass.  Locked.
  */
-bool bperf_slots_revive(void)
+void bperf_slots_revive(void)
 {
 	int opened_fd = bperf.map_fd[BPERF_MAP_OPENED];
 	__u32 i, j, n, key, stamp, *hotplug, total;
@@ -675,7 +683,7 @@ bool bperf_slots_revive(void)
 
 	hotplug = bperf_hotplug_read();
 	if (!hotplug)
-		return false;
+		return;
 	total = hotplug[bperf.cpus.nr_ids];
 	if (total == bperf.ctl.hotplug)
 		goto out;
@@ -719,7 +727,6 @@ out:
 	if (!again)
 		bperf.hotplug_seen = total;
 	free(hotplug);
-	return !again;
 }
 
 /*
