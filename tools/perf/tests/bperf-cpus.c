@@ -45,7 +45,7 @@ static int check_mask(const struct mask *m)
 	bool *seen = NULL;
 	__u32 slot, key;
 
-	if (bperf_cpus__init(&cpus, m->list)) {
+	if (bperf_cpus_init(&cpus, m->list)) {
 		pr_debug("%s: not parsed\n", m->list);
 		return TEST_FAIL;
 	}
@@ -62,9 +62,9 @@ static int check_mask(const struct mask *m)
 			if (m->ids[j] == i)
 				want = j;
 		}
-		if (bperf_cpus__pos(&cpus, i) != want) {
+		if (bperf_cpus_pos(&cpus, i) != want) {
 			pr_debug("%s: CPU %d at %d, want %d\n", m->list, i,
-				 bperf_cpus__pos(&cpus, i), want);
+				 bperf_cpus_pos(&cpus, i), want);
 			goto out;
 		}
 	}
@@ -77,7 +77,7 @@ static int check_mask(const struct mask *m)
 		goto out;
 	for (slot = 0; slot < SLOTS; slot++) {
 		for (i = 0; i < m->nr; i++) {
-			key = bperf_cpus__key(&cpus, slot, m->ids[i]);
+			key = bperf_cpus_key(&cpus, slot, m->ids[i]);
 			if (key != slot * nr_ids + m->ids[i]) {
 				pr_debug("%s: slot %u CPU %d: key %u\n", m->list,
 					 slot, m->ids[i], key);
@@ -111,8 +111,8 @@ static int check_mask(const struct mask *m)
 		odd_by_id[i].c[0] = 1;
 		odd_by_id[i].c[11] = 1;
 	}
-	bperf_cpus__unpack(&cpus, packed, by_id, sizeof(*by_id));
-	bperf_cpus__unpack(&cpus, odd_packed, odd_by_id, sizeof(*odd_by_id));
+	bperf_cpus_unpack(&cpus, packed, by_id, sizeof(*by_id));
+	bperf_cpus_unpack(&cpus, odd_packed, odd_by_id, sizeof(*odd_by_id));
 	for (i = 0; i < nr_ids; i++) {
 		bool possible = false;
 		int j;
@@ -136,7 +136,7 @@ out:
 	free(by_id);
 	free(odd_packed);
 	free(odd_by_id);
-	bperf_cpus__exit(&cpus);
+	bperf_cpus_exit(&cpus);
 	return ret;
 }
 
@@ -162,33 +162,33 @@ static int test__bperf_cpus(struct test_suite *test __maybe_unused,
 	}
 	/* nothing or garbage is an error, not "any CPU" nor a part of it */
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		if (!bperf_cpus__init(&cpus, bad[i])) {
+		if (!bperf_cpus_init(&cpus, bad[i])) {
 			pr_debug("'%s' taken for %d CPUs\n", bad[i],
 				 cpus.nr_possible);
-			bperf_cpus__exit(&cpus);
+			bperf_cpus_exit(&cpus);
 			return TEST_FAIL;
 		}
 	}
 	/* this machine's own mask, as perf and libbpf see it */
-	if (bperf_cpus__init(&cpus, NULL)) {
+	if (bperf_cpus_init(&cpus, NULL)) {
 		pr_debug("cannot read the possible CPUs\n");
 		return TEST_FAIL;
 	}
 	if (cpus.nr_ids != cpu__max_cpu().cpu) {
 		pr_debug("%d CPU ids, perf says %d\n", cpus.nr_ids,
 			 cpu__max_cpu().cpu);
-		bperf_cpus__exit(&cpus);
+		bperf_cpus_exit(&cpus);
 		return TEST_FAIL;
 	}
 #ifdef HAVE_LIBBPF_SUPPORT
 	if (cpus.nr_possible != libbpf_num_possible_cpus()) {
 		pr_debug("%d possible CPUs, libbpf says %d\n", cpus.nr_possible,
 			 libbpf_num_possible_cpus());
-		bperf_cpus__exit(&cpus);
+		bperf_cpus_exit(&cpus);
 		return TEST_FAIL;
 	}
 #endif
-	bperf_cpus__exit(&cpus);
+	bperf_cpus_exit(&cpus);
 	return TEST_OK;
 }
 

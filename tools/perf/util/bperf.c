@@ -295,7 +295,7 @@ static int bperf_check_target(struct evsel *evsel, struct target *target,
 	return 0;
 }
 
-static int bperf__load(struct evsel *evsel, struct target *target)
+static int bperf_evsel_load(struct evsel *evsel, struct target *target)
 {
 	struct evsel *leader = evsel__leader(evsel), *pos, *bad;
 	int n = leader->core.nr_members ?: 1, i, err;
@@ -306,8 +306,8 @@ static int bperf__load(struct evsel *evsel, struct target *target)
 	 * perf stat -r loads again for each run: count afresh.  The members
 	 * of a group got their counters when the leader was loaded.
 	 */
-	if (evsel->bpf_skel) {
-		struct bperf_counter *c = evsel->bpf_skel;
+	if (evsel->bperf) {
+		struct bperf_counter *c = evsel->bperf;
 
 		if (c->fresh) {
 			c->fresh = false;
@@ -370,7 +370,7 @@ static int bperf__load(struct evsel *evsel, struct target *target)
 		c->inherit = target->inherit;
 		/* a member's own load comes next: nothing to do then */
 		c->fresh = pos != leader;
-		pos->bpf_skel = c;
+		pos->bperf = c;
 		if (pos != leader)
 			pos->bpf_counter_ops = leader->bpf_counter_ops;
 		bperf.users++;
@@ -394,9 +394,9 @@ out:
 	return err;
 }
 
-static int bperf__install_pe(struct evsel *evsel __maybe_unused,
-			     int cpu_map_idx __maybe_unused,
-			     int fd __maybe_unused)
+static int bperf_evsel_install_pe(struct evsel *evsel __maybe_unused,
+				  int cpu_map_idx __maybe_unused,
+				  int fd __maybe_unused)
 {
 	/* bperf_open_events() puts the events where they belong */
 	return 0;
@@ -471,7 +471,7 @@ static int bperf_read_totals(__u32 slot, struct bperf_val *vals)
 	if (bpf_map_lookup_elem(bperf.map_fd[BPERF_MAP_TOTALS], &slot, packed))
 		err = -errno;
 	else
-		bperf_cpus__unpack(&bperf.cpus, packed, vals, sizeof(*vals));
+		bperf_cpus_unpack(&bperf.cpus, packed, vals, sizeof(*vals));
 	free(packed);
 	return err;
 }
@@ -503,9 +503,9 @@ static void bperf_val_delta(struct bperf_val *to, const struct bperf_val *now,
  * Enabling takes a snapshot, disabling adds what was counted since to
  * the base.  The members of a group share the read its leader does.
  */
-static int bperf__enable(struct evsel *evsel)
+static int bperf_evsel_enable(struct evsel *evsel)
 {
-	struct bperf_counter *c = evsel->bpf_skel;
+	struct bperf_counter *c = evsel->bperf;
 	int err;
 
 	if (!c || c->unsupported || c->enabled)
@@ -517,9 +517,9 @@ static int bperf__enable(struct evsel *evsel)
 	return err;
 }
 
-static int bperf__disable(struct evsel *evsel)
+static int bperf_evsel_disable(struct evsel *evsel)
 {
-	struct bperf_counter *c = evsel->bpf_skel;
+	struct bperf_counter *c = evsel->bperf;
 	struct bperf_val *now;
 	int i, err;
 
@@ -546,9 +546,9 @@ static void bperf_counts_set(struct perf_counts_values *counts,
 	counts->run = v->running;
 }
 
-static int bperf__read(struct evsel *evsel)
+static int bperf_evsel_read(struct evsel *evsel)
 {
-	struct bperf_counter *c = evsel->bpf_skel;
+	struct bperf_counter *c = evsel->bperf;
 	struct perf_cpu_map *cpus = evsel__cpus(evsel);
 	struct bperf_val *now, v;
 	struct perf_cpu cpu;
@@ -592,9 +592,9 @@ out:
 	return err;
 }
 
-static int bperf__destroy(struct evsel *evsel)
+static int bperf_evsel_destroy(struct evsel *evsel)
 {
-	struct bperf_counter *c = evsel->bpf_skel;
+	struct bperf_counter *c = evsel->bperf;
 
 	if (!c)
 		return 0;
@@ -618,15 +618,15 @@ static int bperf__destroy(struct evsel *evsel)
 			bperf_unlock();
 	}
 	bperf_counter_free(c);
-	evsel->bpf_skel = NULL;
+	evsel->bperf = NULL;
 	return 0;
 }
 
 struct bpf_counter_ops bperf_ops = {
-	.load       = bperf__load,
-	.enable     = bperf__enable,
-	.disable    = bperf__disable,
-	.read       = bperf__read,
-	.install_pe = bperf__install_pe,
-	.destroy    = bperf__destroy,
+	.load       = bperf_evsel_load,
+	.enable     = bperf_evsel_enable,
+	.disable    = bperf_evsel_disable,
+	.read       = bperf_evsel_read,
+	.install_pe = bperf_evsel_install_pe,
+	.destroy    = bperf_evsel_destroy,
 };

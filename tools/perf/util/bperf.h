@@ -4,13 +4,18 @@
  *
  *  bpf_counter.c  (not bperf's) picks bperf_ops for an evsel
  *  bperf.c        the bpf_counter_ops: what each evsel counts, and reads
- *  bperf_share.c  the pinned state: paths, checks, lock, programs, links,
- *                 joining and leaving, the session registry, reclaim
+ *  bperf_share.c  the sessions: programs, links, joining and leaving,
+ *                 the session registry, reclaim
  *  bperf_slots.c  slots: the distinct events, groups, their perf events
  *  bperf_task.c   task sessions: root tasks, values from the tasks map
+ *  bperf_maps.c   the pinned maps: paths, checks, the lock, the control
+ *                 map, whole-map reads, error messages
  *  bperf_cpus.c   possible CPU ids and positions (also used by -b)
  *  bpf_skel/bperf.bpf.c  the programs and maps; bpf_skel/bperf_u.h their
  *                 types, shared with perf
+ *
+ * Each file calls only those below it in this list.  They share one
+ * struct bperf_ctx, declared here.
  */
 #ifndef __PERF_BPERF_H
 #define __PERF_BPERF_H
@@ -22,7 +27,8 @@
 #include "bperf_cpus.h"
 #include "bpf_skel/bperf_u.h"
 
-struct bpf_counter_ops;
+struct bpf_map;
+struct btf;
 struct evsel;
 struct perf_cpu_map;
 struct target;
@@ -59,7 +65,7 @@ struct bperf_tid {
 	__u64 ino;
 };
 
-/* What one perf process shares among its bperf events: see bperf_share.c. */
+/* What one perf process shares among its bperf events (bperf_maps.c). */
 struct bperf_ctx {
 	int attr_fd;		/* the attr map; flock()ed as the lock */
 	int map_fd[BPERF_NR_MAPS];	/* by enum bperf_map */
@@ -108,20 +114,7 @@ struct bperf_counter {
 	struct bperf_val *base;	/* counted in earlier enabled periods */
 };
 
-extern struct bpf_counter_ops bperf_ops;
-
-/* bperf.c */
-bool bperf_wanted(struct evsel *evsel, struct target *target);
-
 /* bperf_share.c */
-int bperf_report(int err, const char *what, const char *path);
-void bperf_step(const char *step);
-int bperf_ctl_write(void);
-int bperf_lock(void);
-int bperf_trylock(void);
-void bperf_unlock(void);
-int bperf_dump(int fd, void *keys, __u32 key_size, void *vals,
-	       __u32 value_size, __u32 max);
 int bperf_join(struct target *target);
 void bperf_leave(void);
 
@@ -142,5 +135,22 @@ int bperf_roots_add(struct evsel *evsel, struct bperf_counter *c);
 void bperf_roots_del(struct bperf_counter *c);
 void bperf_roots_sweep(const __u32 *sids, int n);
 int bperf_task_values(struct bperf_counter *c, struct bperf_val *vals);
+
+/* bperf_maps.c */
+void bperf_close_fd(int *fd);
+int bperf_map_get_id(int fd, __u32 *id);
+int bperf_report(int err, const char *what, const char *path);
+void bperf_step(const char *step);
+int bperf_paths(struct target *target);
+int bperf_lock_first(void);
+int bperf_ctl_read(void);
+int bperf_ctl_write(void);
+int bperf_lock(void);
+int bperf_trylock(void);
+void bperf_unlock(void);
+int bperf_dump(int fd, void *keys, __u32 key_size, void *vals,
+	       __u32 value_size, __u32 max);
+void bperf_note_map(int fd);
+int bperf_open_pinned(struct bpf_map *map, struct btf *btf, int *fd);
 
 #endif /* __PERF_BPERF_H */

@@ -12,7 +12,7 @@
 #include <internal/cpumap.h>
 #include "bperf_cpus.h"
 
-int bperf_cpus__init(struct bperf_cpus *cpus, const char *list)
+int bperf_cpus_init(struct bperf_cpus *cpus, const char *list)
 {
 	char *buf = NULL;
 	size_t len;
@@ -47,21 +47,21 @@ int bperf_cpus__init(struct bperf_cpus *cpus, const char *list)
 	return 0;
 }
 
-void bperf_cpus__exit(struct bperf_cpus *cpus)
+void bperf_cpus_exit(struct bperf_cpus *cpus)
 {
 	perf_cpu_map__put(cpus->possible);
 	memset(cpus, 0, sizeof(*cpus));
 }
 
-int bperf_cpus__pos(const struct bperf_cpus *cpus, int cpu)
+int bperf_cpus_pos(const struct bperf_cpus *cpus, int cpu)
 {
 	struct perf_cpu c = { .cpu = cpu };
 
 	return perf_cpu_map__idx(cpus->possible, c);
 }
 
-void bperf_cpus__unpack(const struct bperf_cpus *cpus, const void *packed,
-			void *by_id, size_t size)
+void bperf_cpus_unpack(const struct bperf_cpus *cpus, const void *packed,
+		       void *by_id, size_t size)
 {
 	/* the kernel copies each CPU's value at a multiple of 8 bytes */
 	size_t stride = (size + 7) & ~(size_t)7;

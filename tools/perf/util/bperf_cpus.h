@@ -23,18 +23,18 @@ struct bperf_cpus {
 };
 
 /* From a CPU list ("0-3,8"); NULL reads the system's possible mask. */
-int bperf_cpus__init(struct bperf_cpus *cpus, const char *list);
-void bperf_cpus__exit(struct bperf_cpus *cpus);
+int bperf_cpus_init(struct bperf_cpus *cpus, const char *list);
+void bperf_cpus_exit(struct bperf_cpus *cpus);
 
 /* Key of CPU id 'cpu' in an array of nr_ids entries for each slot. */
-static inline __u32 bperf_cpus__key(const struct bperf_cpus *cpus,
-				    __u32 slot, int cpu)
+static inline __u32 bperf_cpus_key(const struct bperf_cpus *cpus,
+				   __u32 slot, int cpu)
 {
 	return slot * cpus->nr_ids + cpu;
 }
 
 /* Where CPU id 'cpu' is in a per-CPU map's value, -1 if not possible. */
-int bperf_cpus__pos(const struct bperf_cpus *cpus, int cpu);
+int bperf_cpus_pos(const struct bperf_cpus *cpus, int cpu);
 
 /*
  * Spread a per-CPU map's value (nr_possible packed elements of 'size'
@@ -42,7 +42,7 @@ int bperf_cpus__pos(const struct bperf_cpus *cpus, int cpu);
  * an array indexed by CPU id (nr_ids elements of 'size' bytes).
  * Impossible CPUs are zeroed.
  */
-void bperf_cpus__unpack(const struct bperf_cpus *cpus, const void *packed,
-			void *by_id, size_t size);
+void bperf_cpus_unpack(const struct bperf_cpus *cpus, const void *packed,
+		       void *by_id, size_t size);
 
 #endif /* __PERF_BPERF_CPUS_H */

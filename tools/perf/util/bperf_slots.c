@@ -36,7 +36,7 @@ static void bperf_slot_zero(__u32 slot)
 /* The key of the event of @slot on CPU id @cpu (bperf_events, bperf_opened) */
 static __u32 bperf_event_key(__u32 slot, int cpu)
 {
-	return bperf_cpus__key(&bperf.cpus, slot, cpu);
+	return bperf_cpus_key(&bperf.cpus, slot, cpu);
 }
 
 /* Note that the events of @slot on @cpu were opened at @stamp (0: none). */
