@@ -306,8 +306,8 @@ static int bperf_evsel_load(struct evsel *evsel, struct target *target)
 	 * perf stat -r loads again for each run: count afresh.  The members
 	 * of a group got their counters when the leader was loaded.
 	 */
-	if (evsel->bperf) {
-		struct bperf_counter *c = evsel->bperf;
+	if (evsel->bperf_counter) {
+		struct bperf_counter *c = evsel->bperf_counter;
 
 		if (c->fresh) {
 			c->fresh = false;
@@ -370,7 +370,7 @@ static int bperf_evsel_load(struct evsel *evsel, struct target *target)
 		c->inherit = target->inherit;
 		/* a member's own load comes next: nothing to do then */
 		c->fresh = pos != leader;
-		pos->bperf = c;
+		pos->bperf_counter = c;
 		if (pos != leader)
 			pos->bpf_counter_ops = leader->bpf_counter_ops;
 		bperf.users++;
@@ -505,7 +505,7 @@ static void bperf_val_delta(struct bperf_val *to, const struct bperf_val *now,
  */
 static int bperf_evsel_enable(struct evsel *evsel)
 {
-	struct bperf_counter *c = evsel->bperf;
+	struct bperf_counter *c = evsel->bperf_counter;
 	int err;
 
 	if (!c || c->unsupported || c->enabled)
@@ -519,7 +519,7 @@ static int bperf_evsel_enable(struct evsel *evsel)
 
 static int bperf_evsel_disable(struct evsel *evsel)
 {
-	struct bperf_counter *c = evsel->bperf;
+	struct bperf_counter *c = evsel->bperf_counter;
 	struct bperf_val *now;
 	int i, err;
 
@@ -548,7 +548,7 @@ static void bperf_counts_set(struct perf_counts_values *counts,
 
 static int bperf_evsel_read(struct evsel *evsel)
 {
-	struct bperf_counter *c = evsel->bperf;
+	struct bperf_counter *c = evsel->bperf_counter;
 	struct perf_cpu_map *cpus = evsel__cpus(evsel);
 	struct bperf_val *now, v;
 	struct perf_cpu cpu;
@@ -594,7 +594,7 @@ out:
 
 static int bperf_evsel_destroy(struct evsel *evsel)
 {
-	struct bperf_counter *c = evsel->bperf;
+	struct bperf_counter *c = evsel->bperf_counter;
 
 	if (!c)
 		return 0;
@@ -618,7 +618,7 @@ static int bperf_evsel_destroy(struct evsel *evsel)
 			bperf_unlock();
 	}
 	bperf_counter_free(c);
-	evsel->bperf = NULL;
+	evsel->bperf_counter = NULL;
 	return 0;
 }
 

@@ -4,12 +4,14 @@
  *
  *  bpf_counter.c  (not bperf's) picks bperf_ops for an evsel
  *  bperf.c        the bpf_counter_ops: what each evsel counts, and reads
- *  bperf_share.c  the sessions: programs, links, joining and leaving,
- *                 the session registry, reclaim
+ *  bperf_share.c  the sessions: programs, links, opening and unpinning
+ *                 the maps, joining and leaving, the session registry,
+ *                 reclaim
  *  bperf_slots.c  slots: the distinct events, groups, their perf events
  *  bperf_task.c   task sessions: root tasks, values from the tasks map
- *  bperf_maps.c   the pinned maps: paths, checks, the lock, the control
- *                 map, whole-map reads, error messages
+ *  bperf_maps.c   the pinned maps' primitives: paths, checks, the lock,
+ *                 the control map, whole-map reads, error messages, the
+ *                 test hook
  *  bperf_cpus.c   possible CPU ids and positions (also used by -b)
  *  bpf_skel/bperf.bpf.c  the programs and maps; bpf_skel/bperf_u.h their
  *                 types, shared with perf
@@ -65,7 +67,10 @@ struct bperf_tid {
 	__u64 ino;
 };
 
-/* What one perf process shares among its bperf events (bperf_maps.c). */
+/*
+ * What one perf process shares among its bperf events, each file its
+ * part; the one instance is in bperf_maps.c.
+ */
 struct bperf_ctx {
 	int attr_fd;		/* the attr map; flock()ed as the lock */
 	int map_fd[BPERF_NR_MAPS];	/* by enum bperf_map */
@@ -101,7 +106,7 @@ struct bperf_ctx {
 
 extern struct bperf_ctx bperf;
 
-/* What one evsel counts through bperf (evsel->bpf_skel). */
+/* What one evsel counts through bperf (evsel->bperf_counter). */
 struct bperf_counter {
 	__u32 slot;
 	bool unsupported;	/* the kernel cannot count the event */

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bperf's pinned maps: where they are, whether one found pinned is fit
- * to share, the lock, the control map, reading a whole map, and what
- * perf says when bpf() fails.  The bottom of bperf: this file calls none
- * of the others.  Design: util/bperf.c.
+ * bperf's pinned maps, the primitives the other files build on: where
+ * the maps are, whether one found pinned is fit to share, the lock, the
+ * control map, reading a whole map, and what perf says when bpf()
+ * fails; and a test hook that stops perf at a named step.  The bottom
+ * of bperf: this file calls none of the others.  Design: util/bperf.c.
  */
 
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

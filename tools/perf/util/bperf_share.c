@@ -1,19 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bperf's sessions: the programs and the links of the task hooks,
- * joining and leaving, the session registry, and the reclaim of what
- * a session that died left behind.  The pinned maps they use are
- * bperf_maps.c's.  Design: util/bperf.c.
+ * bperf's sessions: the programs, the links of the task hooks and of
+ * the hotplug hook, opening the pinned maps as the skeleton describes
+ * them, joining and leaving, the session registry, the reclaim of what
+ * a session that died left behind, and the teardown.  bperf_maps.c has
+ * the primitives of the pinned maps.  Design: util/bperf.c.
  */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <linux/kernel.h>
 #include <linux/zalloc.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -22,7 +23,6 @@
 #include "bperf.h"
 #include "config.h"
 #include "debug.h"
-#include "target.h"
 #include "cpumap.h"
 
 #include "bpf_skel/bperf.skel.h"
