@@ -601,6 +601,7 @@ static int bperf_reopen(const __u32 *slots, int n, int cpu, __u32 stamp)
 		}
 	}
 	bperf_events_pend(slots, n, cpu);
+	bperf_step("reopen");
 	for (i = 0; i < n && !err; i++) {
 		key = bperf_event_key(slots[i], cpu);
 		if (bpf_map_update_elem(events_fd, &key, &fds[i], BPF_ANY))

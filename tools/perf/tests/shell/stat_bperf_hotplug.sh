@@ -6,11 +6,13 @@
 # on the CPUs online at the time: a CPU onlined later has none, and
 # taking a CPU offline kills the events on it for good.  A long
 # CPU-wide session holds the slots while CPU 1 first comes online
-# after them, then goes offline and online again.  After each, later
-# sessions that share those slots must count CPU 1 like plain perf
-# stat: every CPU with -a -A, and a workload pinned to CPU 1.  Last, a
-# session reading every 500 ms (-I) must count CPU 1 again after it
-# goes offline and online, with no other session starting meanwhile.
+# after them, then goes offline and online again, twice: the second
+# time, the session that opens CPU 1's events again is killed half way.
+# After each, later sessions that share those slots must count CPU 1
+# like plain perf stat: every CPU with -a -A, and a workload pinned to
+# CPU 1.  Last, a session reading every 500 ms (-I) must count CPU 1
+# again after it goes offline and online, with no other session
+# starting meanwhile.
 
 set -u
 # shellcheck source=lib/bperf.sh
@@ -27,6 +29,11 @@ cpu1_util() {
 			u = $(NF - 1)
 		}
 		END { print (u ~ /^[0-9.]+$/ ? u : 0) }' "$(bperf_dir)/$1.out"
+}
+
+# stopped PID: PID stopped itself (SIGSTOP)
+stopped() {
+	[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = T ]
 }
 
 # fifo_get FIFO, fifo_put FIFO: read a line from FIFO, write one to it;
@@ -104,6 +111,26 @@ bperf_cpu1 0 || bperf_fail "cannot take CPU 1 offline again"
 bperf_cpu1 1 || bperf_fail "cannot bring CPU 1 back online"
 sessions "offline and back online"
 
+# A session killed as it opens CPU 1's events again, their notes pending
+# and the old events out of the array (PERF_BPERF_STOP=reopen: it stops
+# itself there, see stat_bperf_kill_steps.sh): the next session must
+# open them.
+bperf_cpu1 0 || bperf_fail "cannot take CPU 1 offline a third time"
+bperf_cpu1 1 || bperf_fail "cannot bring CPU 1 back online a third time"
+PERF_BPERF_STOP=reopen perf stat --bpf-counters --bpf-attr-map \
+	"$(bperf_attr_map)" -x, -o "$(bperf_dir)/victim.out" -e cpu-clock -a \
+	-- true 2>"$(bperf_dir)/victim.err" 9>&- &
+victim=$!
+bperf_track $victim
+if ! bperf_until 60 stopped $victim; then
+	kill -9 $victim 2>/dev/null
+	bperf_fail "the session did not stop where it opens the events again:" \
+		"$(cat "$(bperf_dir)/victim.err")"
+fi
+kill -9 $victim
+wait $victim 2>/dev/null
+sessions "offline and back online, then a session killed opening its events"
+
 # iv_stats: how many intervals the -I session printed, and CPU 1's
 # cpu-clock over CPU 0's in the last three (CSV: time, CPU, count, unit,
 # event, ...).
@@ -145,8 +172,8 @@ bperf_stat iv -e cpu-clock -a -A -I 500 -- bash -c \
 iv=$!
 bperf_until 60 iv_past 0 ||
 	bperf_fail "the -I session did not start: $(cat "$(bperf_dir)"/iv.{out,err})"
-bperf_cpu1 0 || bperf_fail "cannot take CPU 1 offline a third time"
-bperf_cpu1 1 || bperf_fail "cannot bring CPU 1 back online a third time"
+bperf_cpu1 0 || bperf_fail "cannot take CPU 1 offline a fourth time"
+bperf_cpu1 1 || bperf_fail "cannot bring CPU 1 back online a fourth time"
 read -r n _ <<<"$(iv_stats)"
 # the read that opens CPU 1's events again, then three whole intervals
 bperf_until 60 iv_past $((n + 4)) ||
