@@ -80,7 +80,8 @@ int bperf_report(int err, const char *what, const char *path)
  * A test hook: with PERF_BPERF_STOP=STEP in its environment, perf stops
  * itself (SIGSTOP) when it reaches STEP, for a test to kill it there
  * with SIGKILL.  The steps are the places where a killed session leaves
- * the pinned state half changed (stat_bperf_kill_steps.sh).
+ * the pinned state half changed (stat_bperf_kill_steps.sh; the step
+ * "reopen", which a read can reach too: stat_bperf_hotplug.sh).
  */
 void bperf_step(const char *step)
 {

@@ -31,7 +31,8 @@ cpu1_util() {
 		END { print (u ~ /^[0-9.]+$/ ? u : 0) }' "$(bperf_dir)/$1.out"
 }
 
-# stopped PID: PID stopped itself (SIGSTOP)
+# stopped PID: PID is stopped (state T in /proc/PID/stat; its comm,
+# perf, has no space)
 stopped() {
 	[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = T ]
 }
@@ -111,10 +112,10 @@ bperf_cpu1 0 || bperf_fail "cannot take CPU 1 offline again"
 bperf_cpu1 1 || bperf_fail "cannot bring CPU 1 back online"
 sessions "offline and back online"
 
-# A session killed as it opens CPU 1's events again, their notes pending
-# and the old events out of the array (PERF_BPERF_STOP=reopen: it stops
-# itself there, see stat_bperf_kill_steps.sh): the next session must
-# open them.
+# A session killed as it opens CPU 1's events again, those of the first
+# group out of the array with their notes pending, the others stale
+# (PERF_BPERF_STOP=reopen: it stops itself there, see
+# stat_bperf_kill_steps.sh): the next session must open them all.
 bperf_cpu1 0 || bperf_fail "cannot take CPU 1 offline a third time"
 bperf_cpu1 1 || bperf_fail "cannot bring CPU 1 back online a third time"
 PERF_BPERF_STOP=reopen perf stat --bpf-counters --bpf-attr-map \
@@ -123,12 +124,15 @@ PERF_BPERF_STOP=reopen perf stat --bpf-counters --bpf-attr-map \
 victim=$!
 bperf_track $victim
 if ! bperf_until 60 stopped $victim; then
+	bperf_gone $victim &&
+		bperf_fail "the session ended before it opened the events again:" \
+			"$(cat "$(bperf_dir)/victim.err")"
 	kill -9 $victim 2>/dev/null
-	bperf_fail "the session did not stop where it opens the events again:" \
-		"$(cat "$(bperf_dir)/victim.err")"
+	bperf_fail "the session did not stop where it opens the events again"
 fi
 kill -9 $victim
 wait $victim 2>/dev/null
+[ $? = 137 ] || bperf_fail "the session stopped at the step was not killed"
 sessions "offline and back online, then a session killed opening its events"
 
 # iv_stats: how many intervals the -I session printed, and CPU 1's
