@@ -31,12 +31,6 @@ cpu1_util() {
 		END { print (u ~ /^[0-9.]+$/ ? u : 0) }' "$(bperf_dir)/$1.out"
 }
 
-# stopped PID: PID is stopped (state T in /proc/PID/stat; its comm,
-# perf, has no space)
-stopped() {
-	[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = T ]
-}
-
 # fifo_get FIFO, fifo_put FIFO: read a line from FIFO, write one to it;
 # 60 s at most, so that nothing is left waiting when a test fails.
 fifo_get() {
@@ -123,7 +117,7 @@ PERF_BPERF_STOP=reopen perf stat --bpf-counters --bpf-attr-map \
 	-- true 2>"$(bperf_dir)/victim.err" 9>&- &
 victim=$!
 bperf_track $victim
-if ! bperf_until 60 stopped $victim; then
+if ! bperf_until 60 bperf_stopped $victim; then
 	bperf_gone $victim &&
 		bperf_fail "the session ended before it opened the events again:" \
 			"$(cat "$(bperf_dir)/victim.err")"

@@ -33,11 +33,6 @@ objects_back() {
 	bperf_objects | cmp -s - "$tmp/objects.before"
 }
 
-# stopped PID: PID is stopped (state T); its comm, perf, has no space.
-stopped() {
-	[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = T ]
-}
-
 # What the task sessions count, with -p: a process that outlives them.
 perf test -w noploop 1200 9>&- &
 busy=$!
@@ -95,7 +90,7 @@ for s in "${steps[@]}"; do
 		-o "$tmp/victim.out" $args 2>"$tmp/victim.err" 9>&- &
 	victim=$!
 	bperf_track $victim
-	if ! bperf_until 60 stopped $victim; then
+	if ! bperf_until 60 bperf_stopped $victim; then
 		bperf_gone $victim && fail "$step, $args: ended before the step:" \
 			"$(cat "$tmp/victim.err")"
 		fail "$step, $args: did not stop at the step"

@@ -225,6 +225,12 @@ bperf_gone() {
 	! kill -0 "$1" 2>/dev/null
 }
 
+# bperf_stopped PID: PID is stopped (state T); its comm, perf, has no
+# space.
+bperf_stopped() {
+	[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = T ]
+}
+
 # bperf_until SECS CMD...: poll CMD every 0.1 s, SECS at most.
 bperf_until() {
 	local _
