@@ -17,7 +17,7 @@ VM := $(CURDIR)/selftests/vm/run-vm.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help deps base apply kernel kernel-base kernel-debug kernel-bpf kernel-bpf-base \
-	bpf-selftests perf perf-base tools build run check check-debug check-bpf vm perf-test-compare bench-links bench-bperf bench-perf-bpf bench-bpf-top refresh series series-check clean distclean
+	bpf-selftests perf perf-base tools build run check check-debug check-bpf vm perf-test-compare bench-links bench-bperf bench-perf-bpf bench-bpf-top refresh series series-check overlay-check clean distclean
 
 help:
 	@echo 'make run        build everything and show it working in the VM'
@@ -36,6 +36,7 @@ help:
 	@echo 'make bench-bpf-top  perf bpf top per refresh against bpftool, the cost of BPF stats'
 	@echo 'make series     the series as mail in SERIES_DIR (SERIES_VERSION=N for vN)'
 	@echo 'make series-check  checkpatch, git am, per-patch builds, uapi copy, man pages'
+	@echo 'make overlay-check an edit to any line of an overlay file lands in its patch'
 	@echo 'variables: BUILD_DIR=$(BUILD_DIR) KSRC=<6.12 tree> JOBS=$(JOBS)'
 	@echo '           VM_ACCEL=auto|tcg|kvm VM_CPUS=2 VM_MEM=4G VM_KERNEL=applied|base|debug|bpf|bpf-base'
 
@@ -122,6 +123,9 @@ series: apply
 	@$(MK)/series.sh
 series-check: kernel
 	@$(MK)/series-check.sh
+
+overlay-check: apply
+	@$(MK)/overlay-check.sh
 
 clean:
 	rm -rf $(BUILD_DIR)/kernel $(BUILD_DIR)/debug $(BUILD_DIR)/perf $(BUILD_DIR)/tools \

@@ -32,7 +32,11 @@ if [ "$(git_src config --get bpfperf.baseid 2>/dev/null)" != "$base_id" ]; then
 	phase_done
 fi
 
-if [ -n "$(git_src status --porcelain -uno)" ] && [ -z "${FORCE:-}" ]; then
+# APPLY_COMMITS_ONLY=1 (mk/overlay-check.sh, on a clone without a work
+# tree): build the commits, leave the work tree and HEAD alone, print the
+# last commit's id.
+if [ -z "${APPLY_COMMITS_ONLY:-}" ] &&
+   [ -n "$(git_src status --porcelain -uno)" ] && [ -z "${FORCE:-}" ]; then
 	git_src status --short -uno | head -20 >&2
 	die "the applied tree $SRC has edits that are not in the project:
   run 'make refresh' to bring them back, or 'make apply FORCE=1' to drop them"
@@ -64,14 +68,53 @@ commit_index() {
 		git_src commit-tree "$tree" -p "$head")
 }
 
-# An overlay file holds a file as the whole series leaves it.  When a
-# later patch of the plan edits a file an earlier one claims (a command,
-# then a subcommand of it), the claiming patch adds the file as it was
-# before: the overlay's version with the later patches' edits to it taken
-# back, the last patch first.  Each later patch then applies its edits.
-declare -A early=()
+# An overlay file holds a file as the whole series leaves it.  When later
+# patches of the plan edit a file an earlier one claims (a command, then a
+# subcommand of it), each patch's commit gets the file as it was after
+# that patch: the overlay's version with the edits of the patches after it
+# taken back, the last patch first.  The claiming patch adds the first
+# version; a later patch's commit takes its version as it is rather than
+# applying the patch file's diff to it, so an edit made to the overlay
+# file anywhere stays in the patches from the one that owns the line on.
+#
+# Taking a patch back is "git apply -R" while the overlay's lines are the
+# ones its diff knows.  When an edit touches those lines, the diff's own
+# pre- and post-image (the blobs of its "index" line, in the applied tree
+# since the last apply) tell mk/take-back.py what the patch changed: it
+# takes that back and keeps the edits to every other line.  An edit to a
+# line a later patch adds or changes thus stays in that patch, an edit to
+# any other line reaches the earlier versions; the next "make refresh"
+# writes the diffs again.
+declare -A early=() version=()
+stale=()
 edits_tmp=$(mktemp -d "$BUILD_DIR/edits.XXXXXX")
 trap 'rm -rf "$idx" "$msg" "$hdr" "$msg.patch" "$edits_tmp"' EXIT
+
+# take_back PATCH FILE: $edits_tmp/FILE as it was before PATCH.
+take_back() {
+	local p=$1 f=$2 w=$edits_tmp/$2 pre post
+
+	if (cd "$edits_tmp" &&
+	    GIT_CEILING_DIRECTORIES=$(cd .. && pwd -P) \
+		git apply -R --include="$f" "$TOP/patches/$p" 2>/dev/null); then
+		return
+	fi
+	read -r pre post < <(awk -v f="$f" '
+		/^diff --git / { want = ($3 == "a/" f) }
+		want && /^index / { split($2, b, /\.\./); print b[1], b[2]; exit }
+	' "$TOP/patches/$p")
+	pre=$(git_src rev-parse -q --verify "${pre:-none}^{blob}") &&
+		post=$(git_src rev-parse -q --verify "${post:-none}^{blob}") ||
+		die "patches/$p does not apply to the overlay's $f, and the applied tree
+  lacks the blobs of its diff to merge the edit with: refresh the patch"
+	git_src cat-file blob "$pre" >"$w.pre"
+	git_src cat-file blob "$post" >"$w.post"
+	python3 "$TOP/mk/take-back.py" "$w" "$w.post" "$w.pre" ||
+		die "cannot take patches/$p back from the overlay's $f"
+	rm -f "$w.pre" "$w.post"
+	stale+=("$p")
+}
+
 mapfile -t plan < <(plan_entries | cut -f1)
 while IFS=$'\t' read -r claimer f; do
 	later=()
@@ -87,8 +130,8 @@ while IFS=$'\t' read -r claimer f; do
 	mkdir -p "$edits_tmp/$(dirname "$f")"
 	cp "$TOP/$f" "$edits_tmp/$f"
 	for ((i = ${#later[@]} - 1; i >= 0; i--)); do
-		(cd "$edits_tmp" && GIT_CEILING_DIRECTORIES=$(cd .. && pwd -P) git apply -R --include="$f" "$TOP/patches/${later[i]}") ||
-			die "patches/${later[i]} does not apply to the overlay's $f: refresh the patch"
+		version[${later[i]}|$f]=$(git_src hash-object -w --no-filters -- "$edits_tmp/$f")
+		take_back "${later[i]}" "$f"
 	done
 	early[$f]=$(git_src hash-object -w --no-filters -- "$edits_tmp/$f")
 done < <(plan_claims)
@@ -120,9 +163,19 @@ while IFS=$'\t' read -r p paths; do
 	[ -f "$f" ] || die "patches/series names $p, which does not exist"
 	git_src mailinfo "$msg" "$msg.patch" <"$f" >"$hdr"
 	if grep -q "^diff --git " "$msg.patch"; then
-		git_src apply --cached "$msg.patch" ||
+		excl=()
+		for f in "${!early[@]}"; do
+			excl+=("--exclude=$f")
+		done
+		git_src apply --cached "${excl[@]}" "$msg.patch" ||
 			die "patch $p does not apply to $base_id"
 	fi
+	for f in "${!early[@]}"; do
+		[ -n "${version[$p|$f]:-}" ] || continue
+		mode=100644
+		[ -x "$TOP/$f" ] && mode=100755
+		git_src update-index --cacheinfo "$mode,${version[$p|$f]},$f"
+	done
 	files=()
 	for path in $paths; do
 		[ -e "$TOP/$path" ] || die "patches/series: $p claims $path, which does not exist"
@@ -145,11 +198,10 @@ while IFS=$'\t' read -r p paths; do
 	n=$((n + 1))
 done < <(plan_entries)
 
-# After the patches that edit them, such files are the overlay's again.
-for f in "${!early[@]}"; do
-	[ "$(git_src rev-parse "$head:$f")" = "$(git_src hash-object --no-filters -- "$TOP/$f")" ] ||
-		die "the series does not end with the overlay's $f: refresh the patches editing it"
-done
+if [ ${#stale[@]} != 0 ]; then
+	printf '    edits merged into the commits of: %s (make refresh writes them)\n' \
+		"$(printf '%s\n' "${stale[@]}" | sort -u | cut -c1-4 | xargs)"
+fi
 
 nfiles=$(overlay_files | wc -l)
 if [ ${#unclaimed[@]} != 0 ]; then
@@ -159,6 +211,10 @@ if [ ${#unclaimed[@]} != 0 ]; then
 fi
 unset GIT_INDEX_FILE
 
+if [ -n "${APPLY_COMMITS_ONLY:-}" ]; then
+	echo "$head"
+	exit 0
+fi
 # Also when only the work tree differs: FORCE=1 drops its edits.
 if [ "$(git_src rev-parse HEAD)" != "$head" ] ||
    [ -n "$(git_src status --porcelain -uno)" ]; then

@@ -10,7 +10,9 @@
 #     perf if it touches tools/perf, tools/include or tools/lib, and the
 #     kselftest targets it touches;
 #   - the tools/include/uapi copies of the uapi headers it changes match;
-#   - the man pages of the perf documents it adds or changes build.
+#   - the man pages of the perf documents it adds or changes build;
+#   - an edit to any line of an overlay file that later patches edit
+#     lands in the patch owning the line (mk/overlay-check.sh).
 # The git am tree and its objects live in $BUILD_DIR/series (src/, kernel/,
 # perf/), laid out like the applied tree so that ccache serves both, and
 # are kept: a second run rebuilds only what the patches touch.
@@ -35,6 +37,13 @@ SERIES_DIR=$out "$TOP/mk/series.sh" >/dev/null
 mapfile -t patches < <(ls "$out"/*.patch | grep -v '0000-cover-letter')
 # shellcheck disable=SC2119 # no file: the log goes to stdout as it is made
 tap_begin
+
+# Edits to overlay files that later patches edit land in their patches.
+if "$TOP/mk/overlay-check.sh" >"$out/overlay-check.log" 2>&1; then
+	result ok "overlay-check: $(grep -c '^ok ' "$out/overlay-check.log") files, an edit to a line of each of their patches lands in that patch"
+else
+	result fail "overlay-check: see $out/overlay-check.log"
+fi
 
 # checkpatch, from the applied tree so it knows where it is.
 i=0

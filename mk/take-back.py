@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""take-back.py FILE POST PRE: take a patch back from an edited file.
+
+POST and PRE are a file after and before one patch of the series; FILE
+is POST with edits made to it since.  Writes to FILE the file before the
+patch with those edits kept: the patch's changes are taken back, the
+edits stay, line by line.  An edit to a line the patch adds or changes
+goes with it (the patch owns that line); an edit to a line the patch
+leaves alone stays, even right next to the patch's change (git
+merge-file would call the two a conflict).  Used by mk/apply.sh.
+"""
+import re
+import subprocess
+import sys
+
+HUNK = re.compile(rb'^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@')
+
+
+def changes(old_path, new_path, old, new, split=False, back=False):
+    """The changes from old to new, as git diff (and so git blame) sees
+    them: (start, end, lines), new[start:end] taking the place of lines
+    when back, old[start:end] becoming lines in new otherwise."""
+    out = subprocess.run(['git', 'diff', '--no-index', '--no-color', '-U0',
+                          '--no-ext-diff', '--no-textconv',
+                          '--diff-algorithm=myers', old_path, new_path],
+                         stdout=subprocess.PIPE, check=False).stdout
+    hunks = []
+    for line in out.splitlines():
+        m = HUNK.match(line)
+        if not m:
+            continue
+        a, b, c, d = (int(x) if x is not None else 1 for x in m.groups())
+        # A count of 0: the hunk goes after that line.
+        a = a if b == 0 else a - 1
+        c = c if d == 0 else c - 1
+        if back:
+            a, b, c, d, src = c, d, a, b, old
+        else:
+            src = new
+        if b == d and split:
+            # Line for line: each line is its own change, so that edits
+            # to neighbouring lines of two patches part.
+            hunks += [(a + k, a + k + 1, src[c + k:c + k + 1])
+                      for k in range(b)]
+        else:
+            hunks.append((a, a + b, src[c:c + d]))
+    return hunks
+
+
+def meet(a, b):
+    """Do two changes of base touch the same lines?  Two insertions at
+    one place meet; an insertion meets a change of lines around it."""
+    if a[0] == a[1] and b[0] == b[1]:
+        return a[0] == b[0]
+    if a[0] == a[1]:
+        return b[0] < a[0] < b[1]
+    if b[0] == b[1]:
+        return a[0] < b[0] < a[1]
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def main():
+    path, post_path, pre_path = sys.argv[1:4]
+
+    def read(p):
+        with open(p, 'rb') as f:
+            return f.read().splitlines(keepends=True)
+
+    edited, post, pre = read(path), read(post_path), read(pre_path)
+    # The patch as git diff gave it (pre to post), taken back.
+    patch = changes(pre_path, post_path, pre, post, back=True)
+    edits = [e for e in changes(post_path, path, post, edited, split=True)
+             if not any(meet(e, p) for p in patch)]
+    # Insertions first at equal starts: an insertion before a change of
+    # the line it stands in front of.
+    out, at = [], 0
+    for start, end, lines in sorted(patch + edits,
+                                    key=lambda c: (c[0], c[1] > c[0])):
+        out += post[at:start] + lines
+        at = end
+    out += post[at:]
+    with open(path, 'wb') as f:
+        f.write(b''.join(out))
+
+
+if __name__ == '__main__':
+    main()
