@@ -32,140 +32,66 @@
  * through the fds they hold), run time and count when BPF stats are on,
  * and the memory of their maps.
  *
+ * perf bpf top shows what each program costs as it runs: its state is
+ * util/bpf-top.c's, its TUI ui/browsers/bpf-top.c's.  Programs and links
+ * are described by util/bpf-desc.c, printed with util/bpf-out.c, their
+ * records read with util/bpf-side-band.c.
+ *
  * Looking BPF objects up by id needs CAP_SYS_ADMIN.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <fnmatch.h>
-#include <sched.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <net/if.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
-#include <linux/err.h>
 #include <linux/kernel.h>
 #include <linux/string.h>
 #include <linux/time64.h>
 #include <linux/zalloc.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include <perf/mmap.h>
 #include <subcmd/parse-options.h>
-#include <symbol/kallsyms.h>
 #include <api/fs/fs.h>
 
 #include "builtin.h"
-#include "util/bpf-event.h"
-#include "util/bpf_counter.h"
-#include "util/counts.h"
-#include "util/cpumap.h"
+#include "util/bpf-desc.h"
+#include "util/bpf-link-types.h"
+#include "util/bpf-out.h"
+#include "util/bpf-side-band.h"
+#include "util/bpf-top.h"
+#include "util/bpf-utils.h"
 #include "util/cap.h"
+#include "util/cpumap.h"
 #include "util/debug.h"
 #include "util/event.h"
 #include "util/evlist.h"
-#include "util/evsel.h"
 #include "util/hashmap.h"
 #include "util/intlist.h"
 #include "util/machine.h"
-#include "util/mmap.h"
 #include "util/ordered-events.h"
-#include "util/parse-events.h"
-#include "util/pmu.h"
-#include "util/pmus.h"
-#include "util/strbuf.h"
-#include "util/string2.h"
 #include "util/target.h"
 #include "util/term.h"
-#ifdef HAVE_SLANG_SUPPORT
-#include "ui/browser.h"
-#include "ui/helpline.h"
-#include "ui/keysyms.h"
-#include "ui/ui.h"
-#include <sys/ttydefaults.h>
-#endif
 #include "util/thread.h"
+#ifdef HAVE_SLANG_SUPPORT
+#include "ui/browsers/bpf-top.h"
+#include "ui/ui.h"
+#endif
 
 /* how long a record waits in the queue for older ones from other CPUs */
 #define BPF_EVENTS_SLACK	(NSEC_PER_SEC / 2)
 /* how often the rings are read, at most */
 #define BPF_EVENTS_BATCH	(NSEC_PER_SEC / 20)
-/* how long a link id may be allocated but not yet published, at most */
-#define BPF_EAGAIN_TRIES	100
-
-static volatile sig_atomic_t done;
 static volatile sig_atomic_t workload_exec_errno;
-
-/* Output: plain text, CSV (-x) or one JSON object a line (-j) */
-enum bpf_format {
-	BPF_FORMAT_TEXT,
-	BPF_FORMAT_CSV,
-	BPF_FORMAT_JSON,
-};
-
-struct bpf_out {
-	FILE			*fp;
-	enum bpf_format		format;
-	const char		*sep;
-	int			nfields;	/* on the current line */
-};
-
-struct bpf_prog_desc {
-	u32			id;
-	u32			type;		/* enum bpf_prog_type */
-	bool			type_known;
-	u8			tag[BPF_TAG_SIZE];
-	char			*name;
-	bool			wanted;		/* a record of it passed -p or a command's */
-	bool			gone;		/* found gone: not to be asked for again */
-};
-
-struct bpf_link_desc {
-	u32			id;
-	u32			prog_id;
-	u32			type;		/* enum bpf_link_type */
-	u32			attach_type;	/* enum bpf_attach_type */
-	char			*target;	/* what it is attached to, for people */
-	bool			wanted;		/* a record of it passed -p or a command's */
-	bool			gone;		/* read_links: gone when its record was read */
-	bool			info_known;	/* the fields below are the kernel's */
-	/* the numbers behind the target, for -j, by link type */
-	u64			cgroup_id;
-	u32			ifindex;
-	u32			netns_ino;
-	u32			target_obj_id;
-	u32			target_btf_id;
-	u32			map_id;
-};
-
-/* What turns ids into names: BTF objects, cgroup paths */
-struct bpf_resolver {
-	struct btf		*vmlinux;
-	bool			vmlinux_tried;
-	struct hashmap		*btfs;		/* object id -> struct bpf_kernel_btf * */
-	struct hashmap		*cgroups;	/* cgroup id -> path, or NULL if none */
-	char			cgroot[PATH_MAX];
-	bool			cgroot_tried;
-};
-
-struct bpf_kernel_btf {
-	struct btf		*btf;		/* NULL: not a kernel BTF */
-	bool			own;		/* a module's, on top of vmlinux */
-	char			name[64];
-};
 
 struct bpf_events {
 	struct bpf_out		out;
@@ -196,765 +122,6 @@ struct bpf_events {
 	u64			unparsed;	/* records perf could not parse */
 	int			err;
 };
-
-static size_t id_hash(long key, void *ctx __maybe_unused)
-{
-	return key;
-}
-
-static bool id_equal(long a, long b, void *ctx __maybe_unused)
-{
-	return a == b;
-}
-
-/* A map keyed by id (or pid, tid), NULL if there is no memory */
-static struct hashmap *id_map(void)
-{
-	struct hashmap *map = hashmap__new(id_hash, id_equal, NULL);
-
-	return IS_ERR(map) ? NULL : map;
-}
-
-static u64 ptr_to_u64(const void *ptr)
-{
-	return (u64)(unsigned long)ptr;
-}
-
-static u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
-/* A libbpf enum name, as bpftool prints it, or the number */
-static const char *enum_name(const char *name, u32 val, char *buf, size_t size)
-{
-	if (name)
-		return name;
-	snprintf(buf, size, "%u", val);
-	return buf;
-}
-
-/* An attach type's name, NULL if unknown (PERF_BPF_ATTACH_TYPE_UNKNOWN) */
-static const char *attach_type_name(u32 attach_type, char *buf, size_t size)
-{
-	if (attach_type == PERF_BPF_ATTACH_TYPE_UNKNOWN)
-		return NULL;
-	return enum_name(libbpf_bpf_attach_type_str(attach_type), attach_type, buf, size);
-}
-
-static void tag_str(const u8 *tag, char *buf)
-{
-	int i;
-
-	for (i = 0; i < BPF_TAG_SIZE; i++)
-		sprintf(buf + 2 * i, "%02x", tag[i]);
-}
-
-/*
- * Output helpers.  A line is out_begin(), fields, out_end().  Text lines
- * are printed by their callers; CSV fields are quoted when they hold the
- * separator or a quote, JSON strings are escaped.
- */
-static void out_begin(struct bpf_out *out)
-{
-	out->nfields = 0;
-	if (out->format == BPF_FORMAT_JSON)
-		fputc('{', out->fp);
-}
-
-static void out_end(struct bpf_out *out)
-{
-	if (out->format == BPF_FORMAT_JSON)
-		fputc('}', out->fp);
-	fputc('\n', out->fp);
-}
-
-static void out_key(struct bpf_out *out, const char *key)
-{
-	if (out->nfields++)
-		fputs(out->format == BPF_FORMAT_JSON ? "," : out->sep, out->fp);
-	if (out->format == BPF_FORMAT_JSON)
-		fprintf(out->fp, "\"%s\":", key);
-}
-
-static void json_quote(FILE *fp, const char *s)
-{
-	fputc('"', fp);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(fp, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(fp, "\\u%04x", c);
-		else
-			fputc(c, fp);
-	}
-	fputc('"', fp);
-}
-
-static void csv_quote(FILE *fp, const char *sep, const char *s)
-{
-	if (!strstr(s, sep) && !strpbrk(s, "\"\n")) {
-		fputs(s, fp);
-		return;
-	}
-	fputc('"', fp);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', fp);
-		fputc(*s, fp);
-	}
-	fputc('"', fp);
-}
-
-static void out_str(struct bpf_out *out, const char *key, const char *val)
-{
-	out_key(out, key);
-	if (out->format == BPF_FORMAT_JSON)
-		json_quote(out->fp, val);
-	else
-		csv_quote(out->fp, out->sep, val);
-}
-
-static void out_u64(struct bpf_out *out, const char *key, u64 val)
-{
-	out_key(out, key);
-	fprintf(out->fp, "%" PRIu64, val);
-}
-
-/* A field only some lines have: left out of JSON, empty in CSV */
-static void out_none(struct bpf_out *out, const char *key)
-{
-	if (out->format == BPF_FORMAT_CSV)
-		out_key(out, key);
-}
-
-static void out_header(struct bpf_out *out, const char * const *keys)
-{
-	if (out->format != BPF_FORMAT_CSV)
-		return;
-	out_begin(out);
-	for (; *keys; keys++)
-		out_str(out, *keys, *keys);
-	out_end(out);
-}
-
-/* Program descriptions */
-
-static void bpf_prog_desc__delete(struct bpf_prog_desc *prog)
-{
-	if (prog) {
-		free(prog->name);
-		free(prog);
-	}
-}
-
-/*
- * The program's name as bpftool shows it: bpf_prog_info cuts names at
- * BPF_OBJ_NAME_LEN - 1 characters, the BTF of the program's first
- * function has it whole.
- */
-static char *bpf_prog_full_name(int fd, const struct bpf_prog_info *info)
-{
-	struct bpf_prog_info finfo = {};
-	struct bpf_func_info func = {};
-	__u32 len = sizeof(finfo);
-	const struct btf_type *t;
-	char *name = NULL;
-	struct btf *btf;
-
-	if (strlen(info->name) < BPF_OBJ_NAME_LEN - 1 || !info->btf_id || !info->nr_func_info)
-		return strdup(info->name);
-
-	finfo.nr_func_info = 1;
-	finfo.func_info_rec_size = sizeof(func);
-	finfo.func_info = ptr_to_u64(&func);
-	if (bpf_prog_get_info_by_fd(fd, &finfo, &len))
-		return strdup(info->name);
-
-	btf = btf__load_from_kernel_by_id(info->btf_id);
-	if (!btf)
-		return strdup(info->name);
-	t = btf__type_by_id(btf, func.type_id);
-	if (t)
-		name = strdup(btf__name_by_offset(btf, t->name_off));
-	btf__free(btf);
-	return name ?: strdup(info->name);
-}
-
-/*
- * Fill @prog from the program behind @fd.  @ksym_name, if known, is the
- * name of the program's KSYMBOL record: the whole name, which saves
- * reading BTF when bpf_prog_info's is cut.
- */
-static int bpf_prog_desc__fill(struct bpf_prog_desc *prog, int fd, const char *ksym_name)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-	char *name;
-
-	if (bpf_prog_get_info_by_fd(fd, &info, &len))
-		return -errno;
-
-	if (ksym_name && strlen(info.name) == BPF_OBJ_NAME_LEN - 1 &&
-	    strstarts(ksym_name, info.name))
-		name = strdup(ksym_name);
-	else
-		name = bpf_prog_full_name(fd, &info);
-	if (!name)
-		return -ENOMEM;
-
-	free(prog->name);
-	prog->name = name;
-	prog->id = info.id;
-	prog->type = info.type;
-	prog->type_known = true;
-	memcpy(prog->tag, info.tag, BPF_TAG_SIZE);
-	return 0;
-}
-
-/* A BPF object's fd by id; a link id allocated but not published yet gives EAGAIN */
-static int bpf_fd_by_id(int (*get_fd)(__u32 id), u32 id)
-{
-	int i, fd = -1;
-
-	for (i = 0; i < BPF_EAGAIN_TRIES; i++) {
-		fd = get_fd(id);
-		if (fd >= 0 || errno != EAGAIN)
-			break;
-		usleep(1000);
-	}
-	return fd;
-}
-
-/* Resolver: BTF objects, cgroup paths */
-
-static struct btf *bpf_resolver__vmlinux(struct bpf_resolver *res)
-{
-	if (!res->vmlinux_tried) {
-		res->vmlinux_tried = true;
-		res->vmlinux = btf__load_vmlinux_btf();
-		if (!res->vmlinux)
-			pr_debug("perf bpf: cannot read the kernel's BTF: %s\n", strerror(errno));
-	}
-	return res->vmlinux;
-}
-
-/* The kernel (vmlinux or module) BTF object @id, or NULL if it is not one */
-static struct bpf_kernel_btf *bpf_resolver__kernel_btf(struct bpf_resolver *res, u32 id)
-{
-	struct bpf_kernel_btf *kbtf;
-	struct bpf_btf_info info = {};
-	__u32 len = sizeof(info);
-	int fd;
-
-	if (hashmap__find(res->btfs, id, &kbtf))
-		return kbtf;
-
-	kbtf = zalloc(sizeof(*kbtf));
-	if (!kbtf)
-		return NULL;
-	fd = bpf_btf_get_fd_by_id(id);
-	if (fd >= 0) {
-		info.name = ptr_to_u64(kbtf->name);
-		info.name_len = sizeof(kbtf->name);
-		if (!bpf_btf_get_info_by_fd(fd, &info, &len) && info.kernel_btf) {
-			if (!strcmp(kbtf->name, "vmlinux")) {
-				kbtf->btf = bpf_resolver__vmlinux(res);
-			} else if (bpf_resolver__vmlinux(res)) {
-				kbtf->btf = btf__load_from_kernel_by_id_split(id, res->vmlinux);
-				kbtf->own = true;
-			}
-		}
-		close(fd);
-	}
-	if (hashmap__add(res->btfs, id, kbtf)) {
-		if (kbtf->own)
-			btf__free(kbtf->btf);
-		free(kbtf);
-		return NULL;
-	}
-	return kbtf;
-}
-
-static const char *btf_type_name(const struct btf *btf, u32 type_id)
-{
-	const struct btf_type *t = btf ? btf__type_by_id(btf, type_id) : NULL;
-
-	return t ? btf__name_by_offset(btf, t->name_off) : NULL;
-}
-
-/*
- * What a tracing link traces: a kernel function, named by its BTF, or a
- * function of another BPF program.  The link's info has an object id and
- * a BTF type id; the object is a kernel BTF object when the program was
- * loaded for one (attach_btf_obj_id), else the target program.
- */
-static char *bpf_resolver__tracing_target(struct bpf_resolver *res, u32 prog_id,
-					  u32 obj_id, u32 btf_id)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-	struct bpf_kernel_btf *kbtf;
-	struct btf *btf = NULL;
-	const char *name;
-	char *target;
-	int fd, ret;
-
-	fd = bpf_prog_get_fd_by_id(prog_id);
-	if (fd >= 0) {
-		if (bpf_prog_get_info_by_fd(fd, &info, &len))
-			info.attach_btf_obj_id = 0;
-		close(fd);
-	}
-
-	if (info.attach_btf_obj_id == obj_id) {
-		kbtf = bpf_resolver__kernel_btf(res, obj_id);
-		name = kbtf ? btf_type_name(kbtf->btf, btf_id) : NULL;
-		if (!name)
-			ret = asprintf(&target, "btf %u type %u", obj_id, btf_id);
-		else if (kbtf->own)
-			ret = asprintf(&target, "%s [%s]", name, kbtf->name);
-		else
-			ret = asprintf(&target, "%s", name);
-		return ret < 0 ? NULL : target;
-	}
-
-	/* the target is program obj_id: its function btf_id */
-	memset(&info, 0, sizeof(info));
-	len = sizeof(info);
-	fd = bpf_prog_get_fd_by_id(obj_id);
-	if (fd >= 0) {
-		if (!bpf_prog_get_info_by_fd(fd, &info, &len) && info.btf_id)
-			btf = btf__load_from_kernel_by_id(info.btf_id);
-		close(fd);
-	}
-	name = btf_type_name(btf, btf_id);
-	if (asprintf(&target, "prog %u %s", obj_id, name ?: "?") < 0)
-		target = NULL;
-	btf__free(btf);
-	return target;
-}
-
-static const char *bpf_resolver__cgroot(struct bpf_resolver *res)
-{
-	char line[PATH_MAX + 128], dir[PATH_MAX], type[64];
-	FILE *fp;
-
-	if (res->cgroot_tried)
-		return res->cgroot[0] ? res->cgroot : NULL;
-	res->cgroot_tried = true;
-	fp = fopen("/proc/self/mounts", "r");
-	if (!fp)
-		return NULL;
-	while (fgets(line, sizeof(line), fp)) {
-		if (sscanf(line, "%*s %4095s %63s", dir, type) == 2 && !strcmp(type, "cgroup2")) {
-			snprintf(res->cgroot, sizeof(res->cgroot), "%s", dir);
-			break;
-		}
-	}
-	fclose(fp);
-	return res->cgroot[0] ? res->cgroot : NULL;
-}
-
-/* nftw() takes no argument for its callback: the walk in progress */
-static struct bpf_resolver *cgroup_walk_res;
-static size_t cgroup_walk_skip;
-
-static int cgroup_walk_one(const char *path, const struct stat *st, int flag,
-			   struct FTW *ftw __maybe_unused)
-{
-	const char *rel = path + cgroup_walk_skip;
-	char *copy, *old = NULL;
-
-	if (flag != FTW_D)
-		return 0;
-	copy = strdup(*rel ? rel : "/");
-	if (!copy)
-		return -1;
-	/* on cgroup2 a cgroup's id is its directory's inode number */
-	if (hashmap__set(cgroup_walk_res->cgroups, st->st_ino, copy, NULL, &old)) {
-		free(copy);
-		return -1;
-	}
-	free(old);
-	return 0;
-}
-
-/* The path of cgroup @id under the cgroup2 mount, NULL if none */
-static const char *bpf_resolver__cgroup(struct bpf_resolver *res, u64 id)
-{
-	const char *root = bpf_resolver__cgroot(res);
-	char *path = NULL;
-
-	if (!root || id != (unsigned long)id)
-		return NULL;
-	if (hashmap__find(res->cgroups, id, &path))
-		return path;
-
-	cgroup_walk_res = res;
-	cgroup_walk_skip = strlen(root);
-	nftw(root, cgroup_walk_one, 16, FTW_PHYS | FTW_MOUNT);
-	if (hashmap__find(res->cgroups, id, &path))
-		return path;
-	/* ids are never reused: remember that this one is gone */
-	hashmap__add(res->cgroups, id, NULL);
-	return NULL;
-}
-
-static int bpf_resolver__init(struct bpf_resolver *res)
-{
-	memset(res, 0, sizeof(*res));
-	res->btfs = id_map();
-	res->cgroups = id_map();
-	return res->btfs && res->cgroups ? 0 : -ENOMEM;
-}
-
-static void bpf_resolver__exit(struct bpf_resolver *res)
-{
-	struct hashmap_entry *cur;
-	size_t bkt;
-
-	if (res->btfs) {
-		hashmap__for_each_entry(res->btfs, cur, bkt) {
-			struct bpf_kernel_btf *kbtf = cur->pvalue;
-
-			if (kbtf->own)
-				btf__free(kbtf->btf);
-			free(kbtf);
-		}
-		hashmap__free(res->btfs);
-	}
-	if (res->cgroups) {
-		hashmap__for_each_entry(res->cgroups, cur, bkt)
-			free(cur->pvalue);
-		hashmap__free(res->cgroups);
-	}
-	btf__free(res->vmlinux);
-}
-
-/* Link descriptions */
-
-static void bpf_link_desc__delete(struct bpf_link_desc *link)
-{
-	if (link) {
-		free(link->target);
-		free(link);
-	}
-}
-
-struct ksym_lookup {
-	const u64	*addrs;
-	char		**names;
-	u32		nr;
-};
-
-static int ksym_lookup_one(void *arg, const char *name, char type __maybe_unused, u64 start)
-{
-	struct ksym_lookup *look = arg;
-	u32 i;
-
-	for (i = 0; i < look->nr; i++) {
-		if (look->addrs[i] == start && !look->names[i])
-			look->names[i] = strdup(name);
-	}
-	return 0;
-}
-
-/* "f1,f2,..." for the first functions of a kprobe_multi link */
-static char *kprobe_multi_target(int fd, u32 count)
-{
-	u64 addrs[8] = {};
-	char *names[8] = {};
-	struct ksym_lookup look = { .addrs = addrs, .names = names };
-	struct bpf_link_info info = {};
-	__u32 len = sizeof(info);
-	char buf[512] = "";
-	size_t pos = 0;
-	u32 i;
-
-	look.nr = min_t(u32, count, ARRAY_SIZE(addrs));
-	info.kprobe_multi.addrs = ptr_to_u64(addrs);
-	info.kprobe_multi.count = look.nr;
-	/* ENOSPC: more functions than asked for, the first ones are there */
-	if (bpf_link_get_info_by_fd(fd, &info, &len) && errno != ENOSPC)
-		return NULL;
-	kallsyms__parse("/proc/kallsyms", &look, ksym_lookup_one);
-	for (i = 0; i < look.nr; i++) {
-		const char *sep = i ? "," : "";
-
-		if (names[i])
-			pos += scnprintf(buf + pos, sizeof(buf) - pos, "%s%s", sep, names[i]);
-		else
-			pos += scnprintf(buf + pos, sizeof(buf) - pos, "%s%#" PRIx64,
-					 sep, addrs[i]);
-		free(names[i]);
-	}
-	if (count > look.nr)
-		scnprintf(buf + pos, sizeof(buf) - pos, ",... (%u functions)", count);
-	return strdup(buf);
-}
-
-static char *perf_event_target(const struct bpf_link_info *info, const char *name)
-{
-	const char *kind, *event = NULL;
-	struct perf_pmu *pmu;
-	char *target;
-	int ret;
-
-	switch (info->perf_event.type) {
-	case BPF_PERF_EVENT_UPROBE:
-	case BPF_PERF_EVENT_URETPROBE:
-		kind = info->perf_event.type == BPF_PERF_EVENT_UPROBE ? "uprobe" : "uretprobe";
-		ret = asprintf(&target, "%s %s+%#x", kind, name, info->perf_event.uprobe.offset);
-		break;
-	case BPF_PERF_EVENT_KPROBE:
-	case BPF_PERF_EVENT_KRETPROBE:
-		kind = info->perf_event.type == BPF_PERF_EVENT_KPROBE ? "kprobe" : "kretprobe";
-		if (*name)
-			ret = asprintf(&target, "%s %s+%#x", kind, name,
-				       info->perf_event.kprobe.offset);
-		else
-			ret = asprintf(&target, "%s %#" PRIx64, kind,
-				       (u64)info->perf_event.kprobe.addr);
-		break;
-	case BPF_PERF_EVENT_TRACEPOINT:
-		ret = asprintf(&target, "tracepoint %s", name);
-		break;
-	case BPF_PERF_EVENT_EVENT:
-		if (info->perf_event.event.type == PERF_TYPE_SOFTWARE &&
-		    info->perf_event.event.config < PERF_COUNT_SW_MAX)
-			event = evsel__sw_names[info->perf_event.event.config];
-		else if (info->perf_event.event.type == PERF_TYPE_HARDWARE &&
-			 info->perf_event.event.config < PERF_COUNT_HW_MAX)
-			event = evsel__hw_names[info->perf_event.event.config];
-		pmu = perf_pmus__find_by_type(info->perf_event.event.type);
-		if (event)
-			ret = asprintf(&target, "event %s", event);
-		else if (pmu)
-			/* as perf stat -e takes it */
-			ret = asprintf(&target, "event %s/config=%#" PRIx64 "/", pmu->name,
-				       (u64)info->perf_event.event.config);
-		else
-			ret = asprintf(&target, "event type %u config %#" PRIx64,
-				       info->perf_event.event.type,
-				       (u64)info->perf_event.event.config);
-		break;
-	default:
-		ret = asprintf(&target, "perf event kind %u", info->perf_event.type);
-		break;
-	}
-	return ret < 0 ? NULL : target;
-}
-
-/*
- * Ask for the link's info again with a buffer for the name its kind of
- * link has (tracepoint, function, file); "" if it has none.
- */
-static int bpf_link_info_name(int fd, struct bpf_link_info *info, char *name, u32 size)
-{
-	__u32 len = sizeof(*info);
-	u32 type = info->type, perf_type = info->perf_event.type;
-
-	memset(&info->raw_tracepoint, 0, sizeof(*info) - offsetof(struct bpf_link_info,
-								  raw_tracepoint));
-	name[0] = '\0';
-	switch (type) {
-	case BPF_LINK_TYPE_RAW_TRACEPOINT:
-		info->raw_tracepoint.tp_name = ptr_to_u64(name);
-		info->raw_tracepoint.tp_name_len = size;
-		break;
-	case BPF_LINK_TYPE_ITER:
-		info->iter.target_name = ptr_to_u64(name);
-		info->iter.target_name_len = size;
-		break;
-	case BPF_LINK_TYPE_UPROBE_MULTI:
-		info->uprobe_multi.path = ptr_to_u64(name);
-		info->uprobe_multi.path_size = size;
-		break;
-	case BPF_LINK_TYPE_PERF_EVENT:
-		switch (perf_type) {
-		case BPF_PERF_EVENT_UPROBE:
-		case BPF_PERF_EVENT_URETPROBE:
-			info->perf_event.uprobe.file_name = ptr_to_u64(name);
-			info->perf_event.uprobe.name_len = size;
-			break;
-		case BPF_PERF_EVENT_KPROBE:
-		case BPF_PERF_EVENT_KRETPROBE:
-			info->perf_event.kprobe.func_name = ptr_to_u64(name);
-			info->perf_event.kprobe.name_len = size;
-			break;
-		case BPF_PERF_EVENT_TRACEPOINT:
-			info->perf_event.tracepoint.tp_name = ptr_to_u64(name);
-			info->perf_event.tracepoint.name_len = size;
-			break;
-		default:
-			break;
-		}
-		break;
-	default:
-		break;
-	}
-	return bpf_link_get_info_by_fd(fd, info, &len) ? -errno : 0;
-}
-
-/* Fill @link from the link behind @fd, its attach target resolved */
-static int bpf_link_desc__fill(struct bpf_link_desc *link, int fd, struct bpf_resolver *res)
-{
-	struct bpf_link_info info = {};
-	__u32 len = sizeof(info);
-	char name[PATH_MAX], ifname[IF_NAMESIZE];
-	char *target = NULL;
-	const char *path;
-	int ret = 0;
-
-	if (bpf_link_get_info_by_fd(fd, &info, &len))
-		return -errno;
-
-	link->info_known = true;
-	link->id = info.id;
-	link->prog_id = info.prog_id;
-	link->type = info.type;
-	link->attach_type = perf_bpf_link__attach_type(info.type,
-						       bpf_link_info__attach_type(&info));
-	link->cgroup_id = 0;
-	link->ifindex = 0;
-	link->netns_ino = 0;
-	link->target_obj_id = 0;
-	link->target_btf_id = 0;
-	link->map_id = 0;
-
-	switch (info.type) {
-	case BPF_LINK_TYPE_RAW_TRACEPOINT:
-	case BPF_LINK_TYPE_ITER:
-		if (bpf_link_info_name(fd, &info, name, sizeof(name)))
-			name[0] = '\0';
-		target = strdup(name);
-		break;
-	case BPF_LINK_TYPE_UPROBE_MULTI:
-		if (bpf_link_info_name(fd, &info, name, sizeof(name)))
-			name[0] = '\0';
-		ret = asprintf(&target, "%s, %u probes", name, info.uprobe_multi.count);
-		break;
-	case BPF_LINK_TYPE_PERF_EVENT:
-		if (bpf_link_info_name(fd, &info, name, sizeof(name)))
-			name[0] = '\0';
-		target = perf_event_target(&info, name);
-		break;
-	case BPF_LINK_TYPE_TRACING:
-		link->target_obj_id = info.tracing.target_obj_id;
-		link->target_btf_id = info.tracing.target_btf_id;
-		target = bpf_resolver__tracing_target(res, info.prog_id,
-						      info.tracing.target_obj_id,
-						      info.tracing.target_btf_id);
-		break;
-	case BPF_LINK_TYPE_CGROUP:
-		link->cgroup_id = info.cgroup.cgroup_id;
-		path = bpf_resolver__cgroup(res, info.cgroup.cgroup_id);
-		if (path)
-			target = strdup(path);
-		else
-			ret = asprintf(&target, "cgroup id %" PRIu64, (u64)info.cgroup.cgroup_id);
-		break;
-	case BPF_LINK_TYPE_NETNS:
-		link->netns_ino = info.netns.netns_ino;
-		ret = asprintf(&target, "netns %u", info.netns.netns_ino);
-		break;
-	case BPF_LINK_TYPE_XDP:
-	case BPF_LINK_TYPE_TCX:
-	case BPF_LINK_TYPE_NETKIT:
-		/* the three keep ifindex first */
-		link->ifindex = info.xdp.ifindex;
-		if (!link->ifindex)
-			target = strdup("detached");
-		else if (if_indextoname(link->ifindex, ifname))
-			ret = asprintf(&target, "%s ifindex %u", ifname, link->ifindex);
-		else
-			ret = asprintf(&target, "ifindex %u", link->ifindex);
-		break;
-	case BPF_LINK_TYPE_KPROBE_MULTI:
-		target = kprobe_multi_target(fd, info.kprobe_multi.count);
-		break;
-	case BPF_LINK_TYPE_STRUCT_OPS:
-		link->map_id = info.struct_ops.map_id;
-		ret = asprintf(&target, "map %u", link->map_id);
-		break;
-	case BPF_LINK_TYPE_SOCKMAP:
-		link->map_id = info.sockmap.map_id;
-		ret = asprintf(&target, "map %u", link->map_id);
-		break;
-	case BPF_LINK_TYPE_NETFILTER:
-		ret = asprintf(&target, "pf %u hook %u priority %d", info.netfilter.pf,
-			       info.netfilter.hooknum, info.netfilter.priority);
-		break;
-	default:
-		target = strdup("");
-		break;
-	}
-	if (ret < 0)
-		target = NULL;
-	free(link->target);
-	link->target = target ?: strdup("");
-	return link->target ? 0 : -ENOMEM;
-}
-
-/* The link's fields, shared by perf bpf events and perf bpf list */
-static void out_link_fields(struct bpf_out *out, const struct bpf_link_desc *link,
-			    u32 attach_type)
-{
-	char buf[16];
-
-	out_u64(out, "link_id", link->id);
-	out_str(out, "link_type", enum_name(libbpf_bpf_link_type_str(link->type),
-					    link->type, buf, sizeof(buf)));
-	out_str(out, "attach_type", attach_type_name(attach_type, buf, sizeof(buf)) ?: "");
-	out_str(out, "target", link->target ?: "");
-	/* the numbers behind a target, when it is known */
-	if (out->format != BPF_FORMAT_JSON || !link->target)
-		return;
-	switch (link->type) {
-	case BPF_LINK_TYPE_CGROUP:
-		out_u64(out, "cgroup_id", link->cgroup_id);
-		break;
-	case BPF_LINK_TYPE_XDP:
-	case BPF_LINK_TYPE_TCX:
-	case BPF_LINK_TYPE_NETKIT:
-		out_u64(out, "ifindex", link->ifindex);
-		break;
-	case BPF_LINK_TYPE_NETNS:
-		out_u64(out, "netns_ino", link->netns_ino);
-		break;
-	case BPF_LINK_TYPE_TRACING:
-		out_u64(out, "target_obj_id", link->target_obj_id);
-		out_u64(out, "target_btf_id", link->target_btf_id);
-		break;
-	case BPF_LINK_TYPE_STRUCT_OPS:
-	case BPF_LINK_TYPE_SOCKMAP:
-		out_u64(out, "map_id", link->map_id);
-		break;
-	default:
-		break;
-	}
-}
-
-static void out_prog_fields(struct bpf_out *out, const struct bpf_prog_desc *prog)
-{
-	char tag[2 * BPF_TAG_SIZE + 1], buf[16];
-
-	out_u64(out, "prog_id", prog->id);
-	out_str(out, "prog_name", prog->name ?: "");
-	if (prog->type_known)
-		out_str(out, "prog_type", enum_name(libbpf_bpf_prog_type_str(prog->type),
-						    prog->type, buf, sizeof(buf)));
-	else
-		out_str(out, "prog_type", "");
-	tag_str(prog->tag, tag);
-	out_str(out, "prog_tag", tag);
-}
 
 /* perf bpf events */
 
@@ -1029,7 +196,7 @@ static int bpf_events__learn_prog(struct bpf_prog_desc *prog, const char *ksym_n
 
 static int bpf_events__learn_link(struct bpf_events *ev, struct bpf_link_desc *link)
 {
-	int fd = bpf_fd_by_id(bpf_link_get_fd_by_id, link->id);
+	int fd = perf_bpf__fd_by_id(bpf_link_get_fd_by_id, link->id);
 	int err;
 
 	if (fd < 0)
@@ -1116,15 +283,15 @@ static void bpf_events__print_start(struct bpf_events *ev, struct perf_sample *s
 			sample->cpu, comm, sample->pid, sample->tid, event);
 		return;
 	}
-	out_begin(out);
-	out_key(out, "time");
+	bpf_out__begin(out);
+	bpf_out__key(out, "time");
 	fprintf(out->fp, "%" PRIu64 ".%09" PRIu64, sample->time / NSEC_PER_SEC,
 		sample->time % NSEC_PER_SEC);
-	out_u64(out, "cpu", sample->cpu);
-	out_u64(out, "pid", sample->pid);
-	out_u64(out, "tid", sample->tid);
-	out_str(out, "comm", comm);
-	out_str(out, "event", event);
+	bpf_out__u64(out, "cpu", sample->cpu);
+	bpf_out__u64(out, "pid", sample->pid);
+	bpf_out__u64(out, "tid", sample->tid);
+	bpf_out__str(out, "comm", comm);
+	bpf_out__str(out, "event", event);
 }
 
 static const char * const bpf_events_columns[] = {
@@ -1156,16 +323,16 @@ static void bpf_events__print_stats(struct bpf_out *out,
 		return;
 	}
 	if (on) {
-		out_u64(out, "run_cnt", stats->run_cnt);
-		out_u64(out, "run_time_ns", stats->run_time_ns);
+		bpf_out__u64(out, "run_cnt", stats->run_cnt);
+		bpf_out__u64(out, "run_time_ns", stats->run_time_ns);
 	} else {
-		out_none(out, "run_cnt");
-		out_none(out, "run_time_ns");
+		bpf_out__none(out, "run_cnt");
+		bpf_out__none(out, "run_time_ns");
 	}
 	if (stats)
-		out_u64(out, "recursion_misses", stats->recursion_misses);
+		bpf_out__u64(out, "recursion_misses", stats->recursion_misses);
 	else
-		out_none(out, "recursion_misses");
+		bpf_out__none(out, "recursion_misses");
 }
 
 static void bpf_events__print(struct bpf_events *ev, struct perf_sample *sample,
@@ -1178,41 +345,41 @@ static void bpf_events__print(struct bpf_events *ev, struct perf_sample *sample,
 
 	bpf_events__print_start(ev, sample, event);
 	if (out->format == BPF_FORMAT_TEXT) {
-		tag_str(prog->tag, tag);
+		perf_bpf__tag_str(prog->tag, tag);
 		fprintf(out->fp, " prog %u %s %s tag %s", prog->id,
 			prog->name && *prog->name ? prog->name : "-",
-			prog->type_known ? enum_name(libbpf_bpf_prog_type_str(prog->type),
-						     prog->type, buf[0], sizeof(buf[0])) : "-",
+			prog->type_known ?
+			perf_bpf__prog_type_name(prog->type, buf[0], sizeof(buf[0])) : "-",
 			tag);
 		if (link) {
 			fprintf(out->fp, "  link %u %s %s %s", link->id,
-				enum_name(libbpf_bpf_link_type_str(link->type), link->type,
-					  buf[0], sizeof(buf[0])),
-				attach_type_name(attach_type, buf[1], sizeof(buf[1])) ?: "-",
+				perf_bpf__link_type_name(link->type, buf[0], sizeof(buf[0])),
+				perf_bpf__attach_type_name(attach_type, buf[1],
+							   sizeof(buf[1])) ?: "-",
 				link->target && *link->target ? link->target : "-");
 		}
 		bpf_events__print_stats(out, stats);
 		fprintf(out->fp, "%s\n", gone ? " (gone)" : "");
 		return;
 	}
-	out_prog_fields(out, prog);
+	bpf_out__prog_fields(out, prog);
 	if (link) {
-		out_link_fields(out, link, attach_type);
+		bpf_out__link_fields(out, link, attach_type);
 	} else {
-		out_none(out, "link_id");
-		out_none(out, "link_type");
-		out_none(out, "attach_type");
-		out_none(out, "target");
+		bpf_out__none(out, "link_id");
+		bpf_out__none(out, "link_type");
+		bpf_out__none(out, "attach_type");
+		bpf_out__none(out, "target");
 	}
 	bpf_events__print_stats(out, stats);
 	if (out->format == BPF_FORMAT_JSON) {
-		out_key(out, "gone");
+		bpf_out__key(out, "gone");
 		fputs(gone ? "true" : "false", out->fp);
 	} else {
-		out_u64(out, "gone", gone);
-		out_none(out, "lost");
+		bpf_out__u64(out, "gone", gone);
+		bpf_out__none(out, "lost");
 	}
-	out_end(out);
+	bpf_out__end(out);
 }
 
 static bool bpf_events__wanted_prog(struct bpf_events *ev, const struct bpf_prog_desc *prog)
@@ -1272,7 +439,7 @@ static char *bpf_events__take_ksym(struct bpf_events *ev, const struct perf_samp
 
 	if (!hashmap__delete(ev->ksyms, bpf_events__ksym_key(sample), NULL, &ks))
 		return NULL;
-	tag_str(tag, hex);
+	perf_bpf__tag_str(tag, hex);
 	for (off = 0; off < ks->len; off += strlen(ksym) + 1) {
 		ksym = ks->names + off;
 		if (strncmp(ksym + BPF_KSYM_TAG_OFF, hex, 2 * BPF_TAG_SIZE))
@@ -1425,21 +592,6 @@ static void bpf_events__prog_record(struct bpf_events *ev, union perf_event *eve
 		bpf_events__forget_prog(ev, bpf->id);
 }
 
-/* The kinds of link whose records carry their own attach type */
-static bool bpf_link__record_exact(u32 link_type)
-{
-	switch (link_type) {
-	case BPF_LINK_TYPE_TRACING:
-	case BPF_LINK_TYPE_ITER:
-	case BPF_LINK_TYPE_KPROBE_MULTI:
-	case BPF_LINK_TYPE_UPROBE_MULTI:
-	case BPF_LINK_TYPE_NETFILTER:
-		return true;
-	default:
-		return false;
-	}
-}
-
 static void bpf_events__link_record(struct bpf_events *ev, union perf_event *event,
 				    struct perf_sample *sample, bool attach)
 {
@@ -1490,12 +642,13 @@ static void bpf_events__link_record(struct bpf_events *ev, union perf_event *eve
 		}
 	}
 	/*
-	 * The record's attach type is the link's where the kernel makes it
-	 * the program's; for the others, the link's own when the kernel told
-	 * it.  kprobe_multi links: only the record tells a session.
+	 * The record carries the link's own attach type.  Where the link's
+	 * info has none (iter, netfilter, uprobe_multi; kprobe_multi, where
+	 * only the record tells a session) or the same (tracing), the
+	 * record's; for the others the info's, when the kernel told it.
 	 */
 	attach_type = perf_bpf_link__attach_type(bpf->link_type, bpf->attach_type);
-	if (link->info_known && !bpf_link__record_exact(bpf->link_type))
+	if (link->info_known && !perf_bpf_link__record_first(bpf->link_type))
 		attach_type = link->attach_type;
 	/* what the record says, whatever the kernel says now */
 	link->prog_id = bpf->bpf.id;
@@ -1521,33 +674,33 @@ static void bpf_events__unknown_record(struct bpf_events *ev, union perf_event *
 
 	ev->counts[PERF_BPF_EVENT_MAX]++;
 	bpf_events__print_start(ev, sample, "unknown");
-	tag_str(event->bpf.tag, tag);
+	perf_bpf__tag_str(event->bpf.tag, tag);
 	if (out->format == BPF_FORMAT_TEXT) {
 		fprintf(out->fp, " type %u flags %#x id %u tag %s size %u\n", event->bpf.type,
 			event->bpf.flags, event->bpf.id, tag, event->header.size);
 		return;
 	}
-	out_u64(out, "prog_id", event->bpf.id);
+	bpf_out__u64(out, "prog_id", event->bpf.id);
 	if (out->format == BPF_FORMAT_JSON) {
-		out_str(out, "prog_name", "");
-		out_str(out, "prog_type", "");
-		out_str(out, "prog_tag", tag);
-		out_u64(out, "bpf_event_type", event->bpf.type);
+		bpf_out__str(out, "prog_name", "");
+		bpf_out__str(out, "prog_type", "");
+		bpf_out__str(out, "prog_tag", tag);
+		bpf_out__u64(out, "bpf_event_type", event->bpf.type);
 	} else {
-		out_none(out, "prog_name");
-		out_none(out, "prog_type");
-		out_str(out, "prog_tag", tag);
-		out_none(out, "link_id");
-		out_none(out, "link_type");
-		out_none(out, "attach_type");
-		out_none(out, "target");
-		out_none(out, "run_cnt");
-		out_none(out, "run_time_ns");
-		out_none(out, "recursion_misses");
-		out_none(out, "gone");
-		out_none(out, "lost");
+		bpf_out__none(out, "prog_name");
+		bpf_out__none(out, "prog_type");
+		bpf_out__str(out, "prog_tag", tag);
+		bpf_out__none(out, "link_id");
+		bpf_out__none(out, "link_type");
+		bpf_out__none(out, "attach_type");
+		bpf_out__none(out, "target");
+		bpf_out__none(out, "run_cnt");
+		bpf_out__none(out, "run_time_ns");
+		bpf_out__none(out, "recursion_misses");
+		bpf_out__none(out, "gone");
+		bpf_out__none(out, "lost");
 	}
-	out_end(out);
+	bpf_out__end(out);
 }
 
 /* Whether a link record holds the link fields: its size counts the sample_id too */
@@ -1595,26 +748,26 @@ static void bpf_events__lost(struct bpf_events *ev, union perf_event *event,
 			sample->cpu, (u64)event->lost.lost);
 		return;
 	}
-	out_begin(out);
-	out_key(out, "time");
+	bpf_out__begin(out);
+	bpf_out__key(out, "time");
 	fprintf(out->fp, "%" PRIu64 ".%09" PRIu64, sample->time / NSEC_PER_SEC,
 		sample->time % NSEC_PER_SEC);
-	out_u64(out, "cpu", sample->cpu);
+	bpf_out__u64(out, "cpu", sample->cpu);
 	if (out->format == BPF_FORMAT_CSV) {
 		int i;
 
-		out_none(out, "pid");
-		out_none(out, "tid");
-		out_none(out, "comm");
-		out_str(out, "event", "lost");
+		bpf_out__none(out, "pid");
+		bpf_out__none(out, "tid");
+		bpf_out__none(out, "comm");
+		bpf_out__str(out, "event", "lost");
 		/* prog_id to gone: empty */
 		for (i = 6; bpf_events_columns[i + 1]; i++)
-			out_none(out, bpf_events_columns[i]);
+			bpf_out__none(out, bpf_events_columns[i]);
 	} else {
-		out_str(out, "event", "lost");
+		bpf_out__str(out, "event", "lost");
 	}
-	out_u64(out, "lost", event->lost.lost);
-	out_end(out);
+	bpf_out__u64(out, "lost", event->lost.lost);
+	bpf_out__end(out);
 }
 
 /* Follow a workload's descendants: a child of a followed process is followed */
@@ -1765,102 +918,16 @@ static int bpf_events__queue(union perf_event *event, void *data)
 	return ordered_events__queue(&ev->oe, event, timestamp, 0, NULL);
 }
 
-/*
- * One pass over every CPU's ring, each record to its event's side-band
- * callback; the number of records read.  The first error a callback
- * returns is kept in *@err.
- */
-static int bpf_side_band__read(struct evlist *evlist, int *err)
-{
-	union perf_event *event;
-	int i, n = 0;
-
-	for (i = 0; i < evlist->core.nr_mmaps; i++) {
-		struct mmap *map = &evlist->mmap[i];
-
-		if (perf_mmap__read_init(&map->core) < 0)
-			continue;
-		while ((event = perf_mmap__read_event(&map->core)) != NULL) {
-			struct evsel *evsel = evlist__event2evsel(evlist, event);
-
-			if (evsel && evsel->side_band.cb) {
-				int ret = evsel->side_band.cb(event, evsel->side_band.data);
-
-				if (ret && !*err)
-					*err = ret;
-			}
-			perf_mmap__consume(&map->core);
-			n++;
-		}
-		/*
-		 * No perf_mmap__read_done(): it is for rings read backwards.  On
-		 * this forward ring it would move the read position to the head
-		 * as it is now, past the records written since the last read,
-		 * which nobody would ever read, nor count as lost.
-		 */
-	}
-	return n;
-}
-
-/*
- * Whether the side-band event gets link records: the kernel took
- * attr.bpf_event_ext, which perf's fallback drops where it is unknown.
- */
-static bool bpf_side_band__has_links(struct evlist *evlist)
-{
-	return evlist__first(evlist)->core.attr.bpf_event_ext;
-}
-
 static int bpf_events__read(struct bpf_events *ev)
 {
 	return bpf_side_band__read(ev->evlist, &ev->err);
-}
-
-static void bpf_events__signal(int sig __maybe_unused)
-{
-	done = 1;
 }
 
 static void bpf_events__exec_failed(int signo __maybe_unused, siginfo_t *info,
 				    void *ucontext __maybe_unused)
 {
 	workload_exec_errno = info->si_value.sival_int;
-	done = 1;
-}
-
-/*
- * Open @attr, a dummy event asking for side-band records, on the CPUs of
- * @target, with @cb called for each record bpf_side_band__read() reads.
- */
-static int bpf_side_band__open(struct evlist **evlistp, struct perf_event_attr *attr,
-			       evsel__sb_cb_t *cb, void *data, struct target *target,
-			       unsigned int mmap_pages, const char *cmd)
-{
-	struct evlist *evlist;
-	char msg[BUFSIZ];
-	int err;
-
-	evlist = evlist__new();
-	*evlistp = evlist;
-	if (!evlist)
-		return -ENOMEM;
-	if (evlist__add_sb_event(evlist, attr, cb, data) ||
-	    evlist__create_maps(evlist, target))
-		return -ENOMEM;
-
-	err = evlist__open(evlist);
-	if (err < 0) {
-		evlist__strerror_open(evlist, errno, msg, sizeof(msg));
-		pr_err("perf bpf %s: cannot open the side-band events: %s\n", cmd, msg);
-		return err;
-	}
-	if (evlist__mmap(evlist, mmap_pages) < 0) {
-		pr_err("perf bpf %s: cannot mmap the side-band rings: %s\n"
-		       "(try fewer pages with -m, or raise /proc/sys/kernel/perf_event_mlock_kb)\n",
-		       cmd, str_error_r(errno, msg, sizeof(msg)));
-		return errno ? -errno : -EINVAL;
-	}
-	return 0;
+	bpf_side_band_done = 1;
 }
 
 static int bpf_events__open(struct bpf_events *ev, struct target *target)
@@ -1933,7 +1000,38 @@ out:
 	CPU_FREE(old);
 }
 
-static void bpf_events__want_held(struct bpf_events *ev);
+/*
+ * -p: the programs and links these processes hold when perf bpf events
+ * starts are theirs, and so are their unloads and detaches, whoever causes
+ * them.
+ */
+static void bpf_events__want_held(struct bpf_events *ev)
+{
+	struct bpf_owner_maps held = { .progs = perf_bpf__id_map(), .links = perf_bpf__id_map(), };
+	struct bpf_prog_desc *prog;
+	struct bpf_link_desc *link;
+	struct hashmap_entry *cur;
+	struct int_node *node;
+	size_t bkt;
+
+	if (held.progs && held.links) {
+		intlist__for_each_entry(node, ev->pids)
+			bpf_owner_maps__scan_pid(&held, node->i);
+		hashmap__for_each_entry(held.progs, cur, bkt) {
+			if (hashmap__find(ev->progs, cur->key, &prog))
+				prog->wanted = true;
+		}
+		hashmap__for_each_entry(held.links, cur, bkt) {
+			if (!hashmap__find(ev->links, cur->key, &link))
+				continue;
+			link->wanted = true;
+			if (hashmap__find(ev->progs, link->prog_id, &prog))
+				prog->wanted = true;
+		}
+	}
+	bpf_owner_map__free(held.progs);
+	bpf_owner_map__free(held.links);
+}
 
 /* Until SIGINT, the workload's end or the duration: read, order, print */
 static int bpf_events__loop(struct bpf_events *ev, bool workload)
@@ -1942,7 +1040,7 @@ static int bpf_events__loop(struct bpf_events *ev, bool workload)
 	int timeout;
 
 	if (ev->duration > 0)
-		deadline = now_ns() + (u64)(ev->duration * NSEC_PER_SEC);
+		deadline = bpf_side_band__now_ns() + (u64)(ev->duration * NSEC_PER_SEC);
 
 	evlist__enable(ev->evlist);
 	bpf_events__snapshot(ev);
@@ -1953,12 +1051,12 @@ static int bpf_events__loop(struct bpf_events *ev, bool workload)
 	if (workload)
 		evlist__start_workload(ev->evlist);
 
-	while (!done && !ev->err) {
+	while (!bpf_side_band_done && !ev->err) {
 		/* a pass at most every BPF_EVENTS_BATCH: fewer wakeups, more records each */
-		start = now_ns();
+		start = bpf_side_band__now_ns();
 		if (start - last < BPF_EVENTS_BATCH) {
 			usleep((BPF_EVENTS_BATCH - (start - last)) / NSEC_PER_USEC);
-			start = now_ns();
+			start = bpf_side_band__now_ns();
 		}
 		last = start;
 		bpf_events__read(ev);
@@ -1966,7 +1064,7 @@ static int bpf_events__loop(struct bpf_events *ev, bool workload)
 			ordered_events__flush_time(&ev->oe, start - BPF_EVENTS_SLACK);
 		fflush(ev->out.fp);
 
-		now = now_ns();
+		now = bpf_side_band__now_ns();
 		if (deadline && now >= deadline)
 			break;
 		/* sleep until a record comes, or the oldest one queued may go out */
@@ -1983,7 +1081,7 @@ static int bpf_events__loop(struct bpf_events *ev, bool workload)
 				timeout = left;
 		}
 		/* a signal meanwhile: do not wait for the next record */
-		if (done)
+		if (bpf_side_band_done)
 			break;
 		/* nor wait long for one, should a signal come just now */
 		if (timeout < 0 || timeout > 1000)
@@ -2079,37 +1177,6 @@ static void bpf_events__exit(struct bpf_events *ev)
 		fclose(ev->out.fp);
 }
 
-static int bpf_out__setup(struct bpf_out *out, const char *sep, bool json,
-			  const char *output_name, const char *cmd)
-{
-	out->fp = stdout;
-	out->format = BPF_FORMAT_TEXT;
-	if (sep && json) {
-		pr_err("perf bpf %s: -x and -j are mutually exclusive\n", cmd);
-		return -EINVAL;
-	}
-	if (sep) {
-		out->format = BPF_FORMAT_CSV;
-		out->sep = strcmp(sep, "\\t") ? sep : "\t";
-		if (!*out->sep) {
-			pr_err("perf bpf %s: -x takes a separator, not an empty string\n", cmd);
-			return -EINVAL;
-		}
-	} else if (json) {
-		out->format = BPF_FORMAT_JSON;
-	}
-	if (output_name) {
-		out->fp = fopen(output_name, "w");
-		if (!out->fp) {
-			pr_err("perf bpf %s: cannot open %s: %s\n", cmd, output_name,
-			       strerror(errno));
-			out->fp = NULL;
-			return -errno;
-		}
-	}
-	return 0;
-}
-
 static int cmd_bpf_events(int argc, const char **argv)
 {
 	struct bpf_events ev = {
@@ -2143,7 +1210,7 @@ static int cmd_bpf_events(int argc, const char **argv)
 	OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 	OPT_END()
 	};
-	struct sigaction act = { .sa_handler = bpf_events__signal };
+	struct sigaction act = { .sa_handler = bpf_side_band__signal };
 	bool workload;
 	bool has_links;
 	int err;
@@ -2194,11 +1261,11 @@ static int cmd_bpf_events(int argc, const char **argv)
 	err = -ENOMEM;
 	if (bpf_resolver__init(&ev.res))
 		goto out;
-	ev.progs = id_map();
-	ev.links = id_map();
-	ev.ksyms = id_map();
-	ev.read_progs = id_map();
-	ev.read_links = id_map();
+	ev.progs = perf_bpf__id_map();
+	ev.links = perf_bpf__id_map();
+	ev.ksyms = perf_bpf__id_map();
+	ev.read_progs = perf_bpf__id_map();
+	ev.read_links = perf_bpf__id_map();
 	if (!ev.progs || !ev.links || !ev.ksyms || !ev.read_progs || !ev.read_links)
 		goto out;
 	err = bpf_events__open(&ev, &target);
@@ -2234,7 +1301,7 @@ static int cmd_bpf_events(int argc, const char **argv)
 		}
 	}
 
-	out_header(&ev.out, bpf_events_columns);
+	bpf_out__header(&ev.out, bpf_events_columns);
 	err = bpf_events__loop(&ev, workload);
 
 	if (workload) {
@@ -2266,256 +1333,6 @@ out:
 }
 
 /* perf bpf list */
-
-/* The processes holding fds of each program and link */
-struct bpf_owner {
-	pid_t			pid;
-	char			comm[32];
-};
-
-struct bpf_owners {
-	int			nr;
-	struct bpf_owner	*v;
-};
-
-struct bpf_owner_maps {
-	struct hashmap		*progs;		/* id -> struct bpf_owners * */
-	struct hashmap		*links;
-};
-
-static void bpf_owners__add(struct hashmap *map, u32 id, pid_t pid, const char *comm)
-{
-	struct bpf_owners *owners;
-	struct bpf_owner *v;
-
-	if (!hashmap__find(map, id, &owners)) {
-		owners = zalloc(sizeof(*owners));
-		if (!owners || hashmap__add(map, id, owners)) {
-			free(owners);
-			return;
-		}
-	}
-	if (owners->nr && owners->v[owners->nr - 1].pid == pid)
-		return;
-	v = realloc(owners->v, (owners->nr + 1) * sizeof(*v));
-	if (!v)
-		return;
-	owners->v = v;
-	v[owners->nr].pid = pid;
-	snprintf(v[owners->nr].comm, sizeof(v->comm), "%s", comm);
-	owners->nr++;
-}
-
-/* The number an fdinfo file gives after @key, 0 if none */
-static u64 fdinfo_u64(int dirfd, const char *fd, const char *key)
-{
-	char line[256];
-	u64 val = 0;
-	FILE *fp;
-	int ffd;
-
-	ffd = openat(dirfd, fd, O_RDONLY);
-	if (ffd < 0)
-		return 0;
-	fp = fdopen(ffd, "r");
-	if (!fp) {
-		close(ffd);
-		return 0;
-	}
-	while (fgets(line, sizeof(line), fp)) {
-		if (strstarts(line, key)) {
-			val = strtoull(line + strlen(key), NULL, 10);
-			break;
-		}
-	}
-	fclose(fp);
-	return val;
-}
-
-/* Process @pid, through the BPF fds /proc shows it holds */
-static void bpf_owner_maps__scan_pid(struct bpf_owner_maps *maps, pid_t pid)
-{
-	char path[64], link[64], comm[32];
-	struct dirent *fd;
-	DIR *fds;
-	int info;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	fds = opendir(path);
-	if (!fds)
-		return;
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo", pid);
-	info = open(path, O_RDONLY | O_DIRECTORY);
-	comm[0] = '\0';
-	while (info >= 0 && (fd = readdir(fds)) != NULL) {
-		struct hashmap *map;
-		const char *key;
-		ssize_t n;
-		u32 id;
-
-		n = readlinkat(dirfd(fds), fd->d_name, link, sizeof(link) - 1);
-		if (n < 0)
-			continue;
-		link[n] = '\0';
-		if (!strcmp(link, "anon_inode:bpf-prog")) {
-			map = maps->progs;
-			key = "prog_id:";
-		} else if (!strcmp(link, "anon_inode:bpf_link")) {
-			map = maps->links;
-			key = "link_id:";
-		} else {
-			continue;
-		}
-		id = fdinfo_u64(info, fd->d_name, key);
-		if (!id)
-			continue;
-		if (!comm[0]) {
-			char *s = NULL;
-			size_t size;
-
-			snprintf(path, sizeof(path), "%d/comm", pid);
-			if (!procfs__read_str(path, &s, &size) && size)
-				s[size - 1] = '\0';
-			snprintf(comm, sizeof(comm), "%s", s ?: "");
-			free(s);
-		}
-		bpf_owners__add(map, id, pid, comm);
-	}
-	if (info >= 0)
-		close(info);
-	closedir(fds);
-}
-
-/* Every process but this one */
-static void bpf_owner_maps__scan(struct bpf_owner_maps *maps)
-{
-	struct dirent *pd;
-	DIR *proc;
-	pid_t pid;
-
-	proc = opendir("/proc");
-	if (!proc)
-		return;
-	while ((pd = readdir(proc)) != NULL) {
-		pid = strtol(pd->d_name, NULL, 10);
-		if (pid > 0 && pid != getpid())
-			bpf_owner_maps__scan_pid(maps, pid);
-	}
-	closedir(proc);
-}
-
-static void bpf_owner_map__free(struct hashmap *map)
-{
-	struct hashmap_entry *cur;
-	size_t bkt;
-
-	if (!map)
-		return;
-	hashmap__for_each_entry(map, cur, bkt) {
-		struct bpf_owners *owners = cur->pvalue;
-
-		free(owners->v);
-		free(owners);
-	}
-	hashmap__free(map);
-}
-
-/*
- * -p: the programs and links these processes hold when perf bpf events
- * starts are theirs, and so are their unloads and detaches, whoever causes
- * them.
- */
-static void bpf_events__want_held(struct bpf_events *ev)
-{
-	struct bpf_owner_maps held = { .progs = id_map(), .links = id_map(), };
-	struct bpf_prog_desc *prog;
-	struct bpf_link_desc *link;
-	struct hashmap_entry *cur;
-	struct int_node *node;
-	size_t bkt;
-
-	if (held.progs && held.links) {
-		intlist__for_each_entry(node, ev->pids)
-			bpf_owner_maps__scan_pid(&held, node->i);
-		hashmap__for_each_entry(held.progs, cur, bkt) {
-			if (hashmap__find(ev->progs, cur->key, &prog))
-				prog->wanted = true;
-		}
-		hashmap__for_each_entry(held.links, cur, bkt) {
-			if (!hashmap__find(ev->links, cur->key, &link))
-				continue;
-			link->wanted = true;
-			if (hashmap__find(ev->progs, link->prog_id, &prog))
-				prog->wanted = true;
-		}
-	}
-	bpf_owner_map__free(held.progs);
-	bpf_owner_map__free(held.links);
-}
-
-static struct bpf_owners *bpf_owners__find(struct hashmap *map, u32 id)
-{
-	struct bpf_owners *owners = NULL;
-
-	hashmap__find(map, id, &owners);
-	return owners;
-}
-
-static void out_owners(struct bpf_out *out, const struct bpf_owners *owners)
-{
-	char buf[64];
-	int i;
-
-	if (out->format == BPF_FORMAT_JSON) {
-		out_key(out, "pids");
-		fputc('[', out->fp);
-		for (i = 0; owners && i < owners->nr; i++) {
-			fprintf(out->fp, "%s{\"pid\":%d,\"comm\":", i ? "," : "", owners->v[i].pid);
-			json_quote(out->fp, owners->v[i].comm);
-			fputc('}', out->fp);
-		}
-		fputc(']', out->fp);
-		return;
-	}
-	if (out->format == BPF_FORMAT_CSV) {
-		/* pid/comm, space separated */
-		char *all = NULL;
-		size_t size = 0;
-		FILE *mem = open_memstream(&all, &size);
-
-		for (i = 0; mem && owners && i < owners->nr; i++)
-			fprintf(mem, "%s%d/%s", i ? " " : "", owners->v[i].pid, owners->v[i].comm);
-		if (mem)
-			fclose(mem);
-		out_str(out, "pids", all ?: "");
-		free(all);
-		return;
-	}
-	for (i = 0; owners && i < owners->nr; i++) {
-		snprintf(buf, sizeof(buf), "%s(%d)", owners->v[i].comm, owners->v[i].pid);
-		fprintf(out->fp, "%s%s", i ? ", " : "", buf);
-	}
-}
-
-/* The memory of a map, as its fdinfo gives it (what bpftool shows as bytes_memlock) */
-static u64 bpf_map_memlock(u32 id)
-{
-	char name[32];
-	u64 memlock = 0;
-	int fd, proc;
-
-	fd = bpf_map_get_fd_by_id(id);
-	if (fd < 0)
-		return 0;
-	proc = open("/proc/self/fdinfo", O_RDONLY | O_DIRECTORY);
-	if (proc >= 0) {
-		snprintf(name, sizeof(name), "%d", fd);
-		memlock = fdinfo_u64(proc, name, "memlock:");
-		close(proc);
-	}
-	close(fd);
-	return memlock;
-}
 
 struct bpf_list_prog {
 	struct bpf_prog_desc	desc;
@@ -2549,7 +1366,7 @@ static int bpf_list_prog__fill(struct bpf_list_prog *prog, int fd)
 	prog->run_cnt = info.run_cnt;
 	prog->nr_maps = info.nr_map_ids;
 	for (i = 0; i < min_t(u32, info.nr_map_ids, ARRAY_SIZE(map_ids)); i++)
-		prog->memlock += bpf_map_memlock(map_ids[i]);
+		prog->memlock += perf_bpf__map_memlock(map_ids[i]);
 	return 0;
 }
 
@@ -2558,27 +1375,27 @@ static void bpf_list__print_prog(struct bpf_out *out, const struct bpf_list_prog
 				 const struct bpf_link_desc *link,
 				 const struct bpf_owners *link_owners)
 {
-	out_prog_fields(out, &prog->desc);
+	bpf_out__prog_fields(out, &prog->desc);
 	if (stats) {
-		out_u64(out, "run_time_ns", prog->run_time_ns);
-		out_u64(out, "run_cnt", prog->run_cnt);
+		bpf_out__u64(out, "run_time_ns", prog->run_time_ns);
+		bpf_out__u64(out, "run_cnt", prog->run_cnt);
 	} else {
-		out_none(out, "run_time_ns");
-		out_none(out, "run_cnt");
+		bpf_out__none(out, "run_time_ns");
+		bpf_out__none(out, "run_cnt");
 	}
-	out_u64(out, "nr_maps", prog->nr_maps);
-	out_u64(out, "map_memlock", prog->memlock);
-	out_owners(out, owners);
+	bpf_out__u64(out, "nr_maps", prog->nr_maps);
+	bpf_out__u64(out, "map_memlock", prog->memlock);
+	bpf_out__owners(out, owners);
 	if (out->format == BPF_FORMAT_CSV) {
 		if (link) {
-			out_link_fields(out, link, link->attach_type);
-			out_owners(out, link_owners);
+			bpf_out__link_fields(out, link, link->attach_type);
+			bpf_out__owners(out, link_owners);
 		} else {
-			out_none(out, "link_id");
-			out_none(out, "link_type");
-			out_none(out, "attach_type");
-			out_none(out, "target");
-			out_none(out, "link_pids");
+			bpf_out__none(out, "link_id");
+			bpf_out__none(out, "link_type");
+			bpf_out__none(out, "attach_type");
+			bpf_out__none(out, "target");
+			bpf_out__none(out, "link_pids");
 		}
 	}
 }
@@ -2621,8 +1438,8 @@ static int cmd_bpf_list(int argc, const char **argv)
 		err = -ENOMEM;
 		goto out;
 	}
-	owners.progs = id_map();
-	owners.links = id_map();
+	owners.progs = perf_bpf__id_map();
+	owners.links = perf_bpf__id_map();
 	if (!owners.progs || !owners.links) {
 		err = -ENOMEM;
 		goto out;
@@ -2655,7 +1472,7 @@ static int cmd_bpf_list(int argc, const char **argv)
 		close(fd);
 	}
 
-	out_header(&out, bpf_list_columns);
+	bpf_out__header(&out, bpf_list_columns);
 	id = 0;
 	while (!bpf_prog_get_next_id(id, &id)) {
 		struct bpf_list_prog prog = {};
@@ -2679,18 +1496,17 @@ static int cmd_bpf_list(int argc, const char **argv)
 		if (out.format == BPF_FORMAT_TEXT) {
 			char tag[2 * BPF_TAG_SIZE + 1], buf[16];
 
-			tag_str(prog.desc.tag, tag);
+			perf_bpf__tag_str(prog.desc.tag, tag);
 			fprintf(out.fp, "prog %u %s %s tag %s", prog.desc.id,
 				*prog.desc.name ? prog.desc.name : "-",
-				enum_name(libbpf_bpf_prog_type_str(prog.desc.type),
-					  prog.desc.type, buf, sizeof(buf)), tag);
+				perf_bpf__prog_type_name(prog.desc.type, buf, sizeof(buf)), tag);
 			if (stats)
 				fprintf(out.fp, " run %" PRIu64 " times %" PRIu64 " ns",
 					prog.run_cnt, prog.run_time_ns);
 			fprintf(out.fp, " maps %u %" PRIu64 " bytes\n", prog.nr_maps, prog.memlock);
 			if (prog_owners) {
 				fprintf(out.fp, "    pids ");
-				out_owners(&out, prog_owners);
+				bpf_out__owners(&out, prog_owners);
 				fputc('\n', out.fp);
 			}
 			for (i = 0; i < nr_links; i++) {
@@ -2701,13 +1517,12 @@ static int cmd_bpf_list(int argc, const char **argv)
 				if (link->prog_id != id)
 					continue;
 				fprintf(out.fp, "    link %u %s %s %s", link->id,
-					enum_name(libbpf_bpf_link_type_str(link->type), link->type,
-						  buf, sizeof(buf)),
+					perf_bpf__link_type_name(link->type, buf, sizeof(buf)),
 					libbpf_bpf_attach_type_str(link->attach_type) ?: "-",
 					*link->target ? link->target : "-");
 				if (lo) {
 					fprintf(out.fp, " pids ");
-					out_owners(&out, lo);
+					bpf_out__owners(&out, lo);
 				}
 				fputc('\n', out.fp);
 			}
@@ -2716,33 +1531,33 @@ static int cmd_bpf_list(int argc, const char **argv)
 			for (i = 0; i < nr_links; i++) {
 				if (links[i]->prog_id != id)
 					continue;
-				out_begin(&out);
+				bpf_out__begin(&out);
 				bpf_list__print_prog(&out, &prog, prog_owners, stats, links[i],
 						     bpf_owners__find(owners.links, links[i]->id));
-				out_end(&out);
+				bpf_out__end(&out);
 				shown++;
 			}
 			if (!shown) {
-				out_begin(&out);
+				bpf_out__begin(&out);
 				bpf_list__print_prog(&out, &prog, prog_owners, stats, NULL, NULL);
-				out_end(&out);
+				bpf_out__end(&out);
 			}
 		} else {
-			out_begin(&out);
+			bpf_out__begin(&out);
 			bpf_list__print_prog(&out, &prog, prog_owners, stats, NULL, NULL);
-			out_key(&out, "links");
+			bpf_out__key(&out, "links");
 			fputc('[', out.fp);
 			for (i = 0; i < nr_links; i++) {
 				if (links[i]->prog_id != id)
 					continue;
 				fputs(shown++ ? ",{" : "{", out.fp);
 				out.nfields = 0;
-				out_link_fields(&out, links[i], links[i]->attach_type);
-				out_owners(&out, bpf_owners__find(owners.links, links[i]->id));
+				bpf_out__link_fields(&out, links[i], links[i]->attach_type);
+				bpf_out__owners(&out, bpf_owners__find(owners.links, links[i]->id));
 				fputc('}', out.fp);
 			}
 			fputc(']', out.fp);
-			out_end(&out);
+			bpf_out__end(&out);
 		}
 		free(prog.desc.name);
 	}
@@ -2763,739 +1578,6 @@ out:
 /* perf bpf top */
 
 /*
- * -e: an event counted around each run of a program by perf stat -b's
- * profiler (fentry and fexit programs attached to it, reading the event
- * on the CPU it runs on)
- */
-struct bpf_top_count {
-	struct evsel		*evsel;
-	struct perf_counts_values base;		/* raw, at the first read */
-	struct perf_counts_values last;		/* raw, at the last read */
-	u64			win;		/* over the last window, scaled */
-	u64			total;		/* since the first read, scaled */
-	bool			based;		/* read once */
-	bool			win_ok;		/* win is a whole window's */
-	bool			resync;		/* a read failed: no window next */
-};
-
-/*
- * A program's run time and count, as the kernel counts them while
- * BPF_ENABLE_STATS is held (kernel.bpf_stats_enabled): read once a window,
- * the figures of the window are the differences between two reads.
- */
-struct bpf_top_prog {
-	struct bpf_prog_desc	desc;
-	struct strbuf		attach;		/* its links' types and targets */
-	u64			base_time;	/* at the first read; 0 if loaded since start */
-	u64			base_cnt;
-	u64			time;		/* at the last read */
-	u64			cnt;
-	u64			win_time;	/* over the last window */
-	u64			win_cnt;
-	bool			read;		/* read at least once */
-	bool			seen_load;	/* its load record was read */
-	bool			shown;		/* passes -p */
-	int			gone;		/* refreshes since it was unloaded */
-	struct bpf_top_count	*counts;	/* -e: one an event, NULL if not counted */
-	bool			counts_failed;	/* the profiler cannot attach to it */
-	bool			unheld_said;	/* -v said it is not counted, held by nothing */
-};
-
-enum bpf_top_key {
-	BPF_TOP_KEY_RUN_TIME,
-	BPF_TOP_KEY_RUNS,
-	BPF_TOP_KEY_AVG,
-	BPF_TOP_KEY_RUN_TIME_TOTAL,
-	BPF_TOP_KEY_RUNS_TOTAL,
-	BPF_TOP_KEY_ID,
-	BPF_TOP_KEY_NAME,
-	BPF_TOP_KEY_TYPE,
-	BPF_TOP_KEY_MAX,
-};
-
-static const char * const bpf_top_keys[] = {
-	[BPF_TOP_KEY_RUN_TIME]		= "run_time",
-	[BPF_TOP_KEY_RUNS]		= "runs",
-	[BPF_TOP_KEY_AVG]		= "avg",
-	[BPF_TOP_KEY_RUN_TIME_TOTAL]	= "run_time_total",
-	[BPF_TOP_KEY_RUNS_TOTAL]	= "runs_total",
-	[BPF_TOP_KEY_ID]		= "id",
-	[BPF_TOP_KEY_NAME]		= "name",
-	[BPF_TOP_KEY_TYPE]		= "type",
-};
-
-struct bpf_top {
-	struct bpf_out		out;
-	struct bpf_resolver	res;
-	struct evlist		*evlist;
-	struct hashmap		*progs;		/* id -> struct bpf_top_prog * */
-	struct intlist		*ids;		/* --id */
-	struct intlist		*pids;		/* -p: programs these hold */
-	struct intlist		*own;		/* -e: the profiler's programs, not shown */
-	struct evlist		*events;	/* -e: the events, opened per program */
-	struct perf_cpu_map	*cpus;		/* -e: where they are opened */
-	const char		**columns;	/* -x, -j: with the events' */
-	const char		*event_str;
-	int			nr_events;
-	int			nr_counted;	/* programs -e counts */
-	const char		*name_glob;
-	const char		*id_str;
-	const char		*pid_str;
-	const char		*types_str;
-	const char		*sort_str;
-	const char		*output_name;
-	u64			types;		/* --prog-type: bit per enum bpf_prog_type */
-	int			sort[BPF_TOP_KEY_MAX];
-	int			nr_sort;
-	int			entries;	/* -E */
-	double			delay;		/* -d, seconds */
-	int			interval;	/* -I, ms */
-	int			interval_count;
-	unsigned int		mmap_pages;
-	int			nr_cpus;
-	int			stats_fd;
-	bool			stats_were_on;
-	bool			delay_set;	/* -d given */
-	bool			links_always;	/* no link records: read links each refresh */
-	bool			stdio;
-	bool			json;
-	u32			last_id;	/* the highest program id when records began */
-	bool			rescan;		/* records were lost: look programs up by id */
-	bool			links_stale;	/* a link came or went */
-	bool			clear;		/* text on a terminal: one screen a window */
-	u64			start;		/* CLOCK_MONOTONIC, ns */
-	u64			last;		/* the last read */
-	u64			window;		/* from the read before it */
-	u64			lost;
-	int			err;
-};
-
-/* Stop counting @prog: the profiler held it, the kernel may free it now */
-static void bpf_top_prog__uncount(struct bpf_top *top, struct bpf_top_prog *prog)
-{
-	int i;
-
-	if (!prog->counts)
-		return;
-	for (i = 0; i < top->nr_events; i++) {
-		struct evsel *evsel = prog->counts[i].evsel;
-
-		if (evsel) {
-			bpf_counter__destroy(evsel);
-			evsel__close(evsel);
-			evsel__delete(evsel);
-		}
-	}
-	zfree(&prog->counts);
-	top->nr_counted--;
-}
-
-static void bpf_top_prog__delete(struct bpf_top *top, struct bpf_top_prog *prog)
-{
-	if (prog) {
-		bpf_top_prog__uncount(top, prog);
-		free(prog->desc.name);
-		strbuf_release(&prog->attach);
-		free(prog);
-	}
-}
-
-static bool bpf_top__wanted(struct bpf_top *top, const struct bpf_prog_desc *desc)
-{
-	if (top->ids && !intlist__has_entry(top->ids, desc->id))
-		return false;
-	if (top->types && (desc->type >= 64 || !(top->types & (1ULL << desc->type))))
-		return false;
-	if (top->name_glob && fnmatch(top->name_glob, desc->name ?: "", 0))
-		return false;
-	return true;
-}
-
-/*
- * Start following program @id: loaded since start if its load record was
- * read (all its runs count), else there before (its runs count from the
- * first read).
- */
-static void bpf_top__add(struct bpf_top *top, u32 id, bool loaded)
-{
-	struct bpf_top_prog *prog;
-	int fd;
-
-	if (hashmap__find(top->progs, id, &prog)) {
-		prog->seen_load |= loaded;
-		return;
-	}
-	if (top->own && intlist__has_entry(top->own, id))
-		return;
-	fd = bpf_fd_by_id(bpf_prog_get_fd_by_id, id);
-	if (fd < 0)
-		return;		/* gone already */
-	prog = zalloc(sizeof(*prog));
-	if (prog)
-		strbuf_init(&prog->attach, 0);
-	if (!prog || bpf_prog_desc__fill(&prog->desc, fd, NULL)) {
-		bpf_top_prog__delete(top, prog);
-		close(fd);
-		return;
-	}
-	close(fd);
-	prog->seen_load = loaded;
-	prog->shown = !top->pids;
-	if (!bpf_top__wanted(top, &prog->desc) || hashmap__add(top->progs, id, prog)) {
-		bpf_top_prog__delete(top, prog);
-		return;
-	}
-	top->links_stale = true;
-}
-
-/*
- * Follow every program loaded now: those with ids above the last one
- * there when the records began were loaded since (ids only grow).
- */
-static void bpf_top__scan(struct bpf_top *top, bool loaded)
-{
-	__u32 id = 0;
-
-	while (!bpf_prog_get_next_id(id, &id))
-		bpf_top__add(top, id, loaded || id > top->last_id);
-}
-
-/* The side-band callback: programs come and go, links too */
-static int bpf_top__record(union perf_event *event, void *data)
-{
-	struct bpf_top *top = data;
-	struct bpf_top_prog *prog;
-
-	switch (event->header.type) {
-	case PERF_RECORD_BPF_EVENT:
-		switch (event->bpf.type) {
-		case PERF_BPF_EVENT_PROG_LOAD:
-			bpf_top__add(top, event->bpf.id, true);
-			break;
-		case PERF_BPF_EVENT_PROG_UNLOAD:
-			if (hashmap__find(top->progs, event->bpf.id, &prog) && !prog->gone)
-				prog->gone = 1;
-			break;
-		case PERF_BPF_EVENT_LINK_ATTACH:
-		case PERF_BPF_EVENT_LINK_DETACH:
-			top->links_stale = true;
-			break;
-		default:
-			break;
-		}
-		break;
-	case PERF_RECORD_LOST:
-		top->lost += event->lost.lost;
-		top->rescan = true;
-		top->links_stale = true;
-		break;
-	default:
-		break;
-	}
-	return 0;
-}
-
-/* Whether a link of @type always has @attach_type, saying nothing more */
-static bool bpf_link__sole_attach_type(u32 type, u32 attach_type)
-{
-	switch (type) {
-	case BPF_LINK_TYPE_RAW_TRACEPOINT:
-		return attach_type == BPF_TRACE_RAW_TP;
-	case BPF_LINK_TYPE_PERF_EVENT:
-		return attach_type == BPF_PERF_EVENT;
-	case BPF_LINK_TYPE_XDP:
-		return attach_type == BPF_XDP;
-	case BPF_LINK_TYPE_ITER:
-		return attach_type == BPF_TRACE_ITER;
-	case BPF_LINK_TYPE_NETFILTER:
-		return attach_type == BPF_NETFILTER;
-	case BPF_LINK_TYPE_STRUCT_OPS:
-		return attach_type == BPF_STRUCT_OPS;
-	case BPF_LINK_TYPE_UPROBE_MULTI:
-		return attach_type == BPF_TRACE_UPROBE_MULTI;
-	default:
-		return false;
-	}
-}
-
-/*
- * Each program's attach points: "link_type[/attach_type] target", comma
- * separated; the attach type where the link type does not tell it.
- */
-static void bpf_top__read_links(struct bpf_top *top)
-{
-	struct hashmap_entry *cur;
-	struct bpf_top_prog *prog;
-	size_t bkt;
-	__u32 id = 0;
-
-	hashmap__for_each_entry(top->progs, cur, bkt) {
-		prog = cur->pvalue;
-		strbuf_setlen(&prog->attach, 0);
-	}
-	top->links_stale = false;
-	while (!bpf_link_get_next_id(id, &id)) {
-		struct bpf_link_desc link = {};
-		struct bpf_link_info info = {};
-		__u32 len = sizeof(info);
-		char buf[16], abuf[16];
-		const char *at;
-		int fd;
-
-		/* attached, its id not published yet: EAGAIN for a moment */
-		fd = bpf_fd_by_id(bpf_link_get_fd_by_id, id);
-		if (fd < 0) {
-			if (errno == EAGAIN)
-				top->links_stale = true;
-			continue;
-		}
-		/* the target only of the programs followed: it may cost a BTF load */
-		if (bpf_link_get_info_by_fd(fd, &info, &len) ||
-		    !hashmap__find(top->progs, info.prog_id, &prog) ||
-		    bpf_link_desc__fill(&link, fd, &top->res) ||
-		    !hashmap__find(top->progs, link.prog_id, &prog)) {
-			close(fd);
-			free(link.target);
-			continue;
-		}
-		close(fd);
-		at = NULL;
-		if (!bpf_link__sole_attach_type(link.type, link.attach_type))
-			at = attach_type_name(link.attach_type, abuf, sizeof(abuf));
-		strbuf_addf(&prog->attach, "%s%s%s%s%s%s", prog->attach.len ? ", " : "",
-			    enum_name(libbpf_bpf_link_type_str(link.type), link.type,
-				      buf, sizeof(buf)),
-			    at ? "/" : "", at ?: "",
-			    link.target && *link.target ? " " : "", link.target ?: "");
-		free(link.target);
-	}
-}
-
-/*
- * -p: the programs the processes hold, themselves or through a link, as
- * their fds say at each refresh
- */
-static void bpf_top__read_owners(struct bpf_top *top)
-{
-	struct bpf_owner_maps owners = {
-		.progs = id_map(),
-		.links = id_map(),
-	};
-	struct hashmap_entry *cur;
-	struct int_node *node;
-	struct bpf_top_prog *prog;
-	size_t bkt;
-
-	if (!owners.progs || !owners.links)
-		goto out;
-	intlist__for_each_entry(node, top->pids)
-		bpf_owner_maps__scan_pid(&owners, node->i);
-	hashmap__for_each_entry(top->progs, cur, bkt) {
-		prog = cur->pvalue;
-		prog->shown = bpf_owners__find(owners.progs, prog->desc.id);
-	}
-	hashmap__for_each_entry(owners.links, cur, bkt) {
-		struct bpf_link_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_link_get_fd_by_id(cur->key);
-
-		if (fd < 0)
-			continue;
-		if (!bpf_link_get_info_by_fd(fd, &info, &len) &&
-		    hashmap__find(top->progs, info.prog_id, &prog))
-			prog->shown = true;
-		close(fd);
-	}
-out:
-	bpf_owner_map__free(owners.progs);
-	bpf_owner_map__free(owners.links);
-}
-
-/*
- * Whether tracing program @id traces another BPF program: one whose
- * target is not in the kernel's BTF (attached, the kernel gives no BTF
- * object; loaded but not attached yet, that of the target program).
- * The profiler of perf stat -b or of another perf bpf top is one: two
- * of them would count each other's.
- */
-static bool bpf_top__traces_prog(u32 id)
-{
-	struct bpf_prog_info info = {};
-	struct bpf_btf_info btf = {};
-	__u32 len = sizeof(info);
-	bool ret = false;
-	int fd;
-
-	fd = bpf_prog_get_fd_by_id(id);
-	if (fd < 0)
-		return false;
-	if (bpf_prog_get_info_by_fd(fd, &info, &len) || !info.attach_btf_id) {
-		close(fd);
-		return false;
-	}
-	close(fd);
-	if (!info.attach_btf_obj_id)
-		return true;
-	fd = bpf_btf_get_fd_by_id(info.attach_btf_obj_id);
-	len = sizeof(btf);
-	if (fd >= 0) {
-		ret = !bpf_btf_get_info_by_fd(fd, &btf, &len) && !btf.kernel_btf;
-		close(fd);
-	}
-	return ret;
-}
-
-/*
- * -e: count the events around each run of @prog, an evsel an event with
- * perf stat -b's profiler on it.  Why a program cannot be counted (no
- * BTF, a tracing program, ...) is said with -v, not on every screen.
- */
-static int bpf_top__count(struct bpf_top *top, struct bpf_top_prog *prog)
-{
-	struct target target = { .bpf_str = NULL, };
-	struct evsel *tmpl, *evsel;
-	int i = 0, err = 0, saved = verbose;
-	char id[16];
-
-	if (prog->desc.type == BPF_PROG_TYPE_TRACING && bpf_top__traces_prog(prog->desc.id)) {
-		pr_debug("perf bpf top: program %u traces a BPF program: not counted\n",
-			 prog->desc.id);
-		return -EINVAL;
-	}
-	prog->counts = calloc(top->nr_events, sizeof(*prog->counts));
-	if (!prog->counts)
-		return -ENOMEM;
-	top->nr_counted++;
-	snprintf(id, sizeof(id), "%u", prog->desc.id);
-	target.bpf_str = id;
-	if (verbose <= 0)
-		verbose = -1;
-	evlist__for_each_entry(top->events, tmpl) {
-		evsel = evsel__new(&tmpl->core.attr);
-		if (!evsel) {
-			err = -ENOMEM;
-			break;
-		}
-		prog->counts[i++].evsel = evsel;
-		evsel->core.cpus = perf_cpu_map__get(top->cpus);
-		err = bpf_counter__load(evsel, &target);
-		if (!err)
-			err = evsel__open_per_cpu(evsel, top->cpus, -1);
-		if (!err)
-			err = evsel__alloc_counts(evsel);
-		if (!err)
-			err = bpf_counter__enable(evsel);
-		if (err)
-			break;
-	}
-	verbose = saved;
-	if (err) {
-		pr_debug("perf bpf top: cannot count the events of program %u (%s)\n",
-			 prog->desc.id, prog->desc.name ?: "");
-		bpf_top_prog__uncount(top, prog);
-	}
-	return err;
-}
-
-/* The profiler's programs are this process's: not shown */
-static void bpf_top__hide_own(struct bpf_top *top)
-{
-	struct bpf_owner_maps own = {
-		.progs = id_map(),
-		.links = id_map(),
-	};
-	struct bpf_top_prog *prog;
-	struct hashmap_entry *cur;
-	size_t bkt;
-
-	if (own.progs && own.links)
-		bpf_owner_maps__scan_pid(&own, getpid());
-	if (own.progs) {
-		hashmap__for_each_entry(own.progs, cur, bkt) {
-			intlist__add(top->own, cur->key);
-			if (hashmap__delete(top->progs, cur->key, NULL, &prog))
-				bpf_top_prog__delete(top, prog);
-		}
-	}
-	bpf_owner_map__free(own.progs);
-	bpf_owner_map__free(own.links);
-}
-
-/*
- * -e: count the programs shown that a link or a process holds.  The
- * profiler holds the program it is attached to: let go of one nothing
- * else holds, for the kernel to free it and for its unload to be seen.
- * A program attached without a link (netlink, tc, legacy cgroup) and
- * held by no process is not counted.
- */
-static void bpf_top__update_counts(struct bpf_top *top)
-{
-	struct bpf_owner_maps owners = {};
-	struct hashmap_entry *cur;
-	struct bpf_top_prog *prog;
-	bool scan = false, added = false;
-	size_t bkt;
-
-	hashmap__for_each_entry(top->progs, cur, bkt) {
-		prog = cur->pvalue;
-		if (!prog->gone && prog->shown && !prog->attach.len && !prog->counts_failed)
-			scan = true;
-	}
-	if (scan) {
-		owners.progs = id_map();
-		owners.links = id_map();
-		if (owners.progs && owners.links)
-			bpf_owner_maps__scan(&owners);
-	}
-	hashmap__for_each_entry(top->progs, cur, bkt) {
-		bool held;
-
-		prog = cur->pvalue;
-		held = prog->attach.len ||
-		       (owners.progs && bpf_owners__find(owners.progs, prog->desc.id));
-		if (prog->gone || !prog->shown || !held) {
-			if (!prog->gone && prog->shown && !prog->counts_failed &&
-			    !prog->unheld_said) {
-				pr_debug("perf bpf top: nothing holds program %u: not counted\n",
-					 prog->desc.id);
-				prog->unheld_said = true;
-			}
-			bpf_top_prog__uncount(top, prog);
-			continue;
-		}
-		prog->unheld_said = false;
-		if (prog->counts || prog->counts_failed || done)
-			continue;
-		if (bpf_top__count(top, prog))
-			prog->counts_failed = true;
-		else
-			added = true;
-	}
-	bpf_owner_map__free(owners.progs);
-	bpf_owner_map__free(owners.links);
-	if (added)
-		bpf_top__hide_own(top);
-}
-
-/* The event's count over every CPU while the program ran, raw */
-static int bpf_top__count_read(struct evsel *evsel, struct perf_counts_values *sum)
-{
-	struct perf_counts_values *v;
-	int idx;
-
-	memset(sum, 0, sizeof(*sum));
-	if (bpf_counter__read(evsel))
-		return -1;
-	perf_cpu_map__for_each_idx(idx, evsel__cpus(evsel)) {
-		v = perf_counts(evsel->counts, idx, 0);
-		sum->val += v->val;
-		sum->ena += v->ena;
-		sum->run += v->run;
-	}
-	return 0;
-}
-
-/*
- * The count between two raw reads, scaled by the enabled and running
- * times summed over the CPUs when the event was multiplexed; false when
- * it is not known: the event was enabled but never on the PMU while the
- * program ran.
- */
-static bool bpf_top__count_diff(const struct perf_counts_values *now,
-				const struct perf_counts_values *then, u64 *val)
-{
-	struct perf_counts_values d = {
-		.val = now->val - then->val,
-		.ena = now->ena - then->ena,
-		.run = now->run - then->run,
-	};
-	bool known = !(d.ena && !d.run);
-	__s8 scaled;
-
-	perf_counts_values__scale(&d, true, &scaled);
-	*val = d.val;
-	return known;
-}
-
-/*
- * -e: the first read is the base; a window is whole from the second on.
- * After a read that failed, the next read only starts a window again.
- * The caller cleared win_ok.
- */
-static void bpf_top__read_counts(struct bpf_top *top, struct bpf_top_prog *prog)
-{
-	int i;
-
-	for (i = 0; i < top->nr_events; i++) {
-		struct bpf_top_count *c = &prog->counts[i];
-		struct perf_counts_values now;
-
-		if (bpf_top__count_read(c->evsel, &now)) {
-			c->resync = true;
-			continue;
-		}
-		if (!c->based) {
-			c->base = now;
-			c->based = true;
-		} else if (!c->resync) {
-			c->win_ok = bpf_top__count_diff(&now, &c->last, &c->win);
-		}
-		c->resync = false;
-		c->last = now;
-		bpf_top__count_diff(&now, &c->base, &c->total);
-	}
-}
-
-/*
- * Read every program's run time and count, shown or not (-p may show it
- * later): the window's figures are what they grew by since the last
- * read.  A program the kernel no longer has is gone even if its unload
- * record was lost; it keeps the figures of its last window.
- */
-static void bpf_top__read_stats(struct bpf_top *top)
-{
-	struct hashmap_entry *cur, *tmp;
-	size_t bkt;
-
-	hashmap__for_each_entry_safe(top->progs, cur, tmp, bkt) {
-		struct bpf_top_prog *prog = cur->pvalue;
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd, i;
-
-		/* no window for the counts unless read with the stats below */
-		for (i = 0; prog->counts && i < top->nr_events; i++)
-			prog->counts[i].win_ok = false;
-		if (prog->gone) {
-			/* shown for the refresh after it went, then forgotten */
-			if (prog->gone++ > 1) {
-				hashmap__delete(top->progs, prog->desc.id, NULL, NULL);
-				bpf_top_prog__delete(top, prog);
-			}
-			continue;
-		}
-		fd = bpf_prog_get_fd_by_id(prog->desc.id);
-		if (fd < 0) {
-			if (errno == ENOENT)
-				prog->gone = 2;
-			continue;
-		}
-		if (bpf_prog_get_info_by_fd(fd, &info, &len)) {
-			close(fd);
-			continue;
-		}
-		close(fd);
-		if (!prog->read) {
-			prog->read = true;
-			if (!prog->seen_load) {
-				prog->base_time = info.run_time_ns;
-				prog->base_cnt = info.run_cnt;
-			}
-			prog->time = prog->base_time;
-			prog->cnt = prog->base_cnt;
-		}
-		prog->win_time = info.run_time_ns - prog->time;
-		prog->win_cnt = info.run_cnt - prog->cnt;
-		prog->time = info.run_time_ns;
-		prog->cnt = info.run_cnt;
-		if (prog->counts)
-			bpf_top__read_counts(top, prog);
-	}
-}
-
-static u64 bpf_top_prog__avg(const struct bpf_top_prog *prog)
-{
-	return prog->win_cnt ? prog->win_time / prog->win_cnt : 0;
-}
-
-static const struct bpf_top *bpf_top__sorting;
-
-static int bpf_top__cmp(const void *pa, const void *pb)
-{
-	const struct bpf_top_prog *a = *(const struct bpf_top_prog * const *)pa;
-	const struct bpf_top_prog *b = *(const struct bpf_top_prog * const *)pb;
-	const struct bpf_top *top = bpf_top__sorting;
-	u64 va = 0, vb = 0;
-	int i, ret;
-
-	for (i = 0; i < top->nr_sort; i++) {
-		switch (top->sort[i]) {
-		case BPF_TOP_KEY_RUN_TIME:
-			va = a->win_time;
-			vb = b->win_time;
-			break;
-		case BPF_TOP_KEY_RUNS:
-			va = a->win_cnt;
-			vb = b->win_cnt;
-			break;
-		case BPF_TOP_KEY_AVG:
-			va = bpf_top_prog__avg(a);
-			vb = bpf_top_prog__avg(b);
-			break;
-		case BPF_TOP_KEY_RUN_TIME_TOTAL:
-			va = a->time - a->base_time;
-			vb = b->time - b->base_time;
-			break;
-		case BPF_TOP_KEY_RUNS_TOTAL:
-			va = a->cnt - a->base_cnt;
-			vb = b->cnt - b->base_cnt;
-			break;
-		case BPF_TOP_KEY_ID:
-			/* ascending, like names */
-			va = b->desc.id;
-			vb = a->desc.id;
-			break;
-		case BPF_TOP_KEY_NAME:
-			ret = strcmp(a->desc.name ?: "", b->desc.name ?: "");
-			if (ret)
-				return ret;
-			continue;
-		case BPF_TOP_KEY_TYPE:
-			ret = strcmp(libbpf_bpf_prog_type_str(a->desc.type) ?: "",
-				     libbpf_bpf_prog_type_str(b->desc.type) ?: "");
-			if (ret)
-				return ret;
-			continue;
-		default:
-			break;
-		}
-		if (va != vb)
-			return va > vb ? -1 : 1;
-	}
-	return a->desc.id < b->desc.id ? -1 : a->desc.id > b->desc.id;
-}
-
-/* The programs to show, sorted; NULL if out of memory */
-static struct bpf_top_prog **bpf_top__sorted(struct bpf_top *top, int *nr)
-{
-	struct bpf_top_prog **v;
-	struct hashmap_entry *cur;
-	size_t bkt;
-	int n = 0;
-
-	v = calloc(hashmap__size(top->progs) + 1, sizeof(*v));
-	if (!v)
-		return NULL;
-	hashmap__for_each_entry(top->progs, cur, bkt) {
-		struct bpf_top_prog *prog = cur->pvalue;
-
-		if (prog->shown && (prog->read || prog->gone))
-			v[n++] = prog;
-	}
-	bpf_top__sorting = top;
-	qsort(v, n, sizeof(*v), bpf_top__cmp);
-	*nr = n;
-	return v;
-}
-
-/* -x and -j: a line a program a window */
-static const char * const bpf_top_columns[] = {
-	"time", "prog_id", "prog_name", "prog_type", "run_cnt", "run_time_ns", "avg_ns",
-	"runs_per_sec", "cpu_pct", "cpu_pct_all", "run_cnt_total", "run_time_ns_total",
-	"gone", "attach", NULL,
-};
-
-/*
  * -e, -x and -j: for each event E, "E" over the window and "E_per_run",
  * once a whole window was counted; "E_total" since counting began.
  * Nothing for a program not counted.
@@ -3511,19 +1593,19 @@ static void bpf_top__print_counts(struct bpf_top *top, struct bpf_top_prog *prog
 		bool whole = c && c->win_ok && !prog->gone;
 
 		if (whole)
-			out_u64(out, key[0], c->win);
+			bpf_out__u64(out, key[0], c->win);
 		else
-			out_none(out, key[0]);
+			bpf_out__none(out, key[0]);
 		if (whole && prog->win_cnt) {
-			out_key(out, key[1]);
+			bpf_out__key(out, key[1]);
 			fprintf(out->fp, "%.1f", (double)c->win / prog->win_cnt);
 		} else {
-			out_none(out, key[1]);
+			bpf_out__none(out, key[1]);
 		}
 		if (c && c->based)
-			out_u64(out, key[2], c->total);
+			bpf_out__u64(out, key[2], c->total);
 		else
-			out_none(out, key[2]);
+			bpf_out__none(out, key[2]);
 	}
 }
 
@@ -3542,121 +1624,31 @@ static void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v
 		u64 win_time = prog->gone ? 0 : prog->win_time;
 		double one = window ? 100.0 * win_time / window : 0;
 
-		out_begin(out);
-		out_key(out, "time");
+		bpf_out__begin(out);
+		bpf_out__key(out, "time");
 		fprintf(out->fp, "%" PRIu64 ".%06" PRIu64, since / NSEC_PER_SEC,
 			(since % NSEC_PER_SEC) / NSEC_PER_USEC);
-		out_u64(out, "prog_id", prog->desc.id);
-		out_str(out, "prog_name", prog->desc.name ?: "");
-		out_str(out, "prog_type", enum_name(libbpf_bpf_prog_type_str(prog->desc.type),
-						    prog->desc.type, buf, sizeof(buf)));
-		out_u64(out, "run_cnt", win_cnt);
-		out_u64(out, "run_time_ns", win_time);
-		out_u64(out, "avg_ns", win_cnt ? win_time / win_cnt : 0);
-		out_key(out, "runs_per_sec");
+		bpf_out__u64(out, "prog_id", prog->desc.id);
+		bpf_out__str(out, "prog_name", prog->desc.name ?: "");
+		bpf_out__str(out, "prog_type",
+			     perf_bpf__prog_type_name(prog->desc.type, buf, sizeof(buf)));
+		bpf_out__u64(out, "run_cnt", win_cnt);
+		bpf_out__u64(out, "run_time_ns", win_time);
+		bpf_out__u64(out, "avg_ns", win_cnt ? win_time / win_cnt : 0);
+		bpf_out__key(out, "runs_per_sec");
 		fprintf(out->fp, "%.1f", window ? (double)win_cnt * NSEC_PER_SEC / window : 0);
-		out_key(out, "cpu_pct");
+		bpf_out__key(out, "cpu_pct");
 		fprintf(out->fp, "%.3f", one);
-		out_key(out, "cpu_pct_all");
+		bpf_out__key(out, "cpu_pct_all");
 		fprintf(out->fp, "%.3f", one / top->nr_cpus);
-		out_u64(out, "run_cnt_total", prog->cnt - prog->base_cnt);
-		out_u64(out, "run_time_ns_total", prog->time - prog->base_time);
-		out_key(out, "gone");
+		bpf_out__u64(out, "run_cnt_total", prog->cnt - prog->base_cnt);
+		bpf_out__u64(out, "run_time_ns_total", prog->time - prog->base_time);
+		bpf_out__key(out, "gone");
 		fputs(prog->gone ? "true" : "false", out->fp);
-		out_str(out, "attach", prog->attach.buf);
+		bpf_out__str(out, "attach", prog->attach.buf);
 		bpf_top__print_counts(top, prog);
-		out_end(out);
+		bpf_out__end(out);
 	}
-}
-
-/* The first line of the text screen and of the TUI: what was shown, what it cost */
-static void bpf_top__title(struct bpf_top *top, struct bpf_top_prog **v, int nr, u64 window,
-			   char *line, size_t size)
-{
-	double all = 0;
-	int i;
-
-	for (i = 0; i < nr; i++) {
-		if (!v[i]->gone)
-			all += v[i]->win_time;
-	}
-	snprintf(line, size,
-		 "perf bpf top: %d programs, %d shown; %.2fs; BPF %.2f%% of one CPU, %.2f%% of %d%s",
-		 (int)hashmap__size(top->progs), nr, (double)window / NSEC_PER_SEC,
-		 window ? 100.0 * all / window : 0,
-		 window ? 100.0 * all / window / top->nr_cpus : 0,
-		 top->nr_cpus, top->stats_were_on ? "; stats were on before" : "");
-}
-
-/* -e: a column an event, its count per run over the window */
-static int bpf_top__count_heads(struct bpf_top *top, char *line, size_t size)
-{
-	struct evsel *evsel;
-	int n = 0;
-
-	if (!top->events)
-		return 0;
-	evlist__for_each_entry(top->events, evsel) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "%.10s/run", evsel__name(evsel));
-		n += scnprintf(line + n, size - n, " %14s", name);
-	}
-	return n;
-}
-
-static void bpf_top__heads(struct bpf_top *top, char *line, size_t size)
-{
-	int n;
-
-	n = scnprintf(line, size, "%8s %-16s %-14s %10s %9s %7s %7s %12s %12s",
-		      "ID", "NAME", "TYPE", "RUNS/s", "AVG ns", "%CPU", "%ALL", "RUNS", "TIME ms");
-	n += bpf_top__count_heads(top, line + n, size - n);
-	scnprintf(line + n, size - n, "  %s", "ATTACH");
-}
-
-static int bpf_top__count_row(struct bpf_top *top, struct bpf_top_prog *prog, char *line,
-			      size_t size)
-{
-	int i, n = 0;
-
-	for (i = 0; i < top->nr_events; i++) {
-		if (prog->counts && prog->counts[i].win_ok && prog->win_cnt && !prog->gone)
-			n += scnprintf(line + n, size - n, " %14.1f",
-				       (double)prog->counts[i].win / prog->win_cnt);
-		else
-			n += scnprintf(line + n, size - n, " %14s", "-");
-	}
-	return n;
-}
-
-static void bpf_top__row(struct bpf_top *top, struct bpf_top_prog *prog, u64 window,
-			 char *line, size_t size)
-{
-	double one = window ? 100.0 * prog->win_time / window : 0;
-	char type[16];
-	int n;
-
-	n = scnprintf(line, size,
-		      "%8u %-16.16s %-14.14s %10.1f %9" PRIu64 " %7.2f %7.2f %12" PRIu64
-		      " %12.3f",
-		      prog->desc.id, prog->desc.name && *prog->desc.name ? prog->desc.name : "-",
-		      enum_name(libbpf_bpf_prog_type_str(prog->desc.type), prog->desc.type,
-				type, sizeof(type)),
-		      window ? (double)prog->win_cnt * NSEC_PER_SEC / window : 0,
-		      bpf_top_prog__avg(prog), one, one / top->nr_cpus,
-		      prog->cnt - prog->base_cnt,
-		      (double)(prog->time - prog->base_time) / NSEC_PER_MSEC);
-	n += bpf_top__count_row(top, prog, line + n, size - n);
-	scnprintf(line + n, size - n, "  %s%s", prog->gone ? "(gone) " : "",
-		  prog->attach.len ? prog->attach.buf : "-");
-}
-
-static const char *bpf_top__none(struct bpf_top *top)
-{
-	bool filtered = top->ids || top->types || top->name_glob || top->pids;
-
-	return filtered ? "(no BPF programs match)" : "(no BPF programs loaded)";
 }
 
 /* Text: a screen a refresh, cut to the terminal's size when it is one */
@@ -3701,37 +1693,6 @@ static void bpf_top__print_screen(struct bpf_top *top, struct bpf_top_prog **v, 
 		fputc('\n', fp);
 }
 
-/*
- * Look for what changed, then read the figures: the window ends when
- * they are read.  Returns the time of the read; top->window is the
- * length of the window.
- */
-static u64 bpf_top__refresh(struct bpf_top *top)
-{
-	u64 now;
-
-	if (top->rescan) {
-		top->rescan = false;
-		bpf_top__scan(top, true);
-	}
-	if (top->pids)
-		bpf_top__read_owners(top);
-	/*
-	 * With -e, the links are what lets a program go: read them every
-	 * refresh, as a link may go without a record (only its first detach
-	 * writes one) or change programs (BPF_LINK_UPDATE writes none)
-	 */
-	if (top->links_stale || top->links_always || top->nr_events)
-		bpf_top__read_links(top);
-	if (top->nr_events)
-		bpf_top__update_counts(top);
-	now = now_ns();
-	top->window = now - top->last;
-	bpf_top__read_stats(top);
-	top->last = now;
-	return now;
-}
-
 /* Print what the last refresh read, at @now */
 static void bpf_top__print(struct bpf_top *top, u64 now)
 {
@@ -3752,354 +1713,33 @@ static void bpf_top__print(struct bpf_top *top, u64 now)
 	free(v);
 }
 
-static int bpf_top__loop(struct bpf_top *top)
+/* Text: read the records until the window ends */
+static enum bpf_top_wait bpf_top_text__wait(struct bpf_top *top, void *priv __maybe_unused,
+					    u64 next)
 {
-	u64 period = top->interval ? (u64)top->interval * NSEC_PER_MSEC :
-			 (u64)(top->delay * NSEC_PER_SEC);
-	u64 next, now;
-	int windows = 0;
+	int timeout;
+	u64 now;
 
-	evlist__enable(top->evlist);
-	bpf_top__scan(top, false);
-	/* the first window starts once every program there has its baseline */
-	top->start = bpf_top__refresh(top);
-	next = top->start + period;
-
-	while (!done && !top->err) {
-		int timeout;
-
-		bpf_side_band__read(top->evlist, &top->err);
-		now = now_ns();
-		if (now >= next) {
-			now = bpf_top__refresh(top);
-			bpf_top__print(top, now);
-			next += period;
-			/* stalled past a window or more: the next one starts now */
-			if (next <= now)
-				next = now + period;
-			if (top->interval_count && ++windows >= top->interval_count)
-				break;
-			continue;
-		}
-		timeout = (next - now) / NSEC_PER_MSEC + 1;
-		if (done)
-			break;
-		evlist__poll(top->evlist, timeout > 1000 ? 1000 : timeout);
-	}
-	evlist__disable(top->evlist);
-	return top->err;
+	bpf_side_band__read(top->evlist, &top->err);
+	now = bpf_side_band__now_ns();
+	if (now >= next)
+		return BPF_TOP_WAIT_REFRESH;
+	timeout = (next - now) / NSEC_PER_MSEC + 1;
+	if (bpf_side_band_done)
+		return BPF_TOP_WAIT_QUIT;
+	evlist__poll(top->evlist, timeout > 1000 ? 1000 : timeout);
+	return BPF_TOP_WAIT_AGAIN;
 }
 
-#ifdef HAVE_SLANG_SUPPORT
-/* The TUI: perf's browser, a row a program, the column heads on top */
-struct bpf_top_tui {
-	struct ui_browser	b;
-	char			**rows;
-	int			nr_rows;
+static void bpf_top_text__show(struct bpf_top *top, void *priv __maybe_unused, u64 now)
+{
+	bpf_top__print(top, now);
+}
+
+static const struct bpf_top_ops bpf_top_text_ops = {
+	.wait	= bpf_top_text__wait,
+	.show	= bpf_top_text__show,
 };
-
-static void bpf_top_tui__write(struct ui_browser *b, void *entry, int row)
-{
-	char **line = entry;
-
-	ui_browser__set_color(b, ui_browser__is_current_entry(b, row) ?
-			      HE_COLORSET_SELECTED : HE_COLORSET_NORMAL);
-	ui_browser__write_nstring(b, *line, b->width);
-}
-
-static void bpf_top_tui__seek(struct ui_browser *b, off_t offset, int whence)
-{
-	char **rows = b->entries;
-
-	switch (whence) {
-	case SEEK_SET:
-		b->top = rows + offset;
-		break;
-	case SEEK_CUR:
-		b->top = (char **)b->top + offset;
-		break;
-	case SEEK_END:
-		b->top = rows + b->nr_entries - 1 + offset;
-		break;
-	default:
-		break;
-	}
-}
-
-static void bpf_top_tui__free(struct bpf_top_tui *tui)
-{
-	int i;
-
-	for (i = 0; i < tui->nr_rows; i++)
-		free(tui->rows[i]);
-	zfree(&tui->rows);
-	tui->nr_rows = 0;
-}
-
-/* The rows of what the last refresh read, and the summary for the helpline */
-static int bpf_top_tui__fill(struct bpf_top_tui *tui, struct bpf_top *top, char *title,
-			     size_t size)
-{
-	struct bpf_top_prog **v;
-	char line[1024];
-	int i, nr = 0;
-
-	v = bpf_top__sorted(top, &nr);
-	if (!v)
-		return -ENOMEM;
-	bpf_top__title(top, v, nr, top->window, title, size);
-	if (top->entries && nr > top->entries)
-		nr = top->entries;
-	bpf_top_tui__free(tui);
-	tui->rows = calloc(nr ?: 1, sizeof(*tui->rows));
-	if (!tui->rows) {
-		free(v);
-		return -ENOMEM;
-	}
-	for (i = 0; i < nr; i++) {
-		bpf_top__row(top, v[i], top->window, line, sizeof(line));
-		tui->rows[tui->nr_rows] = strdup(line);
-		if (tui->rows[tui->nr_rows])
-			tui->nr_rows++;
-	}
-	if (!nr) {
-		tui->rows[0] = strdup(bpf_top__none(top));
-		tui->nr_rows = tui->rows[0] ? 1 : 0;
-	}
-	free(v);
-	tui->b.entries = tui->rows;
-	ui_browser__update_nr_entries(&tui->b, tui->nr_rows);
-	/* fewer rows than before: the cursor on the last */
-	if (tui->b.index >= (u64)tui->nr_rows)
-		tui->b.index = tui->nr_rows - 1;
-	if (tui->b.top_idx > tui->b.index) {
-		tui->b.top_idx = tui->b.index;
-		tui->b.seek(&tui->b, tui->b.top_idx, SEEK_SET);
-	}
-	return 0;
-}
-
-static int bpf_top__tui(struct bpf_top *top)
-{
-	struct bpf_top_tui tui = {
-		.b = {
-			.refresh	= ui_browser__argv_refresh,
-			.seek		= bpf_top_tui__seek,
-			.write		= bpf_top_tui__write,
-		},
-	};
-	/* whole seconds: the browser waits for keys that long */
-	int secs = top->interval ? (top->interval + 999) / 1000 : (int)(top->delay + 0.5);
-	char heads[512], title[256] = "";
-	int key, windows = 0;
-
-	if (secs < 1)
-		secs = 1;
-	evlist__enable(top->evlist);
-	bpf_top__scan(top, false);
-	top->start = bpf_top__refresh(top);
-	bpf_top__heads(top, heads, sizeof(heads));
-	/* the programs there, without figures until the first refresh */
-	top->err = bpf_top_tui__fill(&tui, top, title, sizeof(title));
-	if (top->err ||
-	    ui_browser__show(&tui.b, heads, "perf bpf top: figures every %d s; q quits", secs) < 0)
-		goto out;
-	while (!done && !top->err) {
-		key = ui_browser__run(&tui.b, secs);
-		if (key == K_TIMER) {
-			bpf_side_band__read(top->evlist, &top->err);
-			bpf_top__refresh(top);
-			top->err = top->err ?: bpf_top_tui__fill(&tui, top, title, sizeof(title));
-			if (!top->err)
-				ui_helpline__puts(title);
-			if (top->interval_count && ++windows >= top->interval_count)
-				break;
-			continue;
-		}
-		if (key == 'q' || key == K_ESC || key == CTRL('c') || key == K_ERROR)
-			break;
-	}
-out:
-	ui_browser__hide(&tui.b);
-	bpf_top_tui__free(&tui);
-	evlist__disable(top->evlist);
-	return top->err;
-}
-#endif
-
-static int bpf_top__parse_types(struct bpf_top *top)
-{
-	char *s, *tok, *save = NULL;
-	int t;
-
-	s = strdup(top->types_str);
-	if (!s)
-		return -ENOMEM;
-	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		for (t = 0; t < 64; t++) {
-			const char *name = libbpf_bpf_prog_type_str(t);
-
-			if (name && !strcmp(name, tok))
-				break;
-		}
-		if (t == 64) {
-			pr_err("perf bpf top: --prog-type: unknown program type '%s'\n"
-			       "(libbpf's names: tracepoint, kprobe, xdp, ...)\n", tok);
-			free(s);
-			return -EINVAL;
-		}
-		top->types |= 1ULL << t;
-	}
-	free(s);
-	return 0;
-}
-
-static int bpf_top__parse_sort(struct bpf_top *top)
-{
-	char *s, *tok, *save = NULL;
-	int k;
-
-	s = strdup(top->sort_str);
-	if (!s)
-		return -ENOMEM;
-	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		for (k = 0; k < BPF_TOP_KEY_MAX; k++) {
-			if (!strcmp(bpf_top_keys[k], tok))
-				break;
-		}
-		if (k == BPF_TOP_KEY_MAX) {
-			pr_err("perf bpf top: -s: unknown sort key '%s'\n"
-			       "(run_time, runs, avg, run_time_total, runs_total, id, name, type)\n",
-			       tok);
-			free(s);
-			return -EINVAL;
-		}
-		if (top->nr_sort == BPF_TOP_KEY_MAX) {
-			pr_err("perf bpf top: -s: more than %d sort keys\n", BPF_TOP_KEY_MAX);
-			free(s);
-			return -EINVAL;
-		}
-		top->sort[top->nr_sort++] = k;
-	}
-	free(s);
-	if (!top->nr_sort) {
-		pr_err("perf bpf top: -s takes sort keys, not '%s'\n", top->sort_str);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/*
- * -e: the events, each opened once on every online CPU here to say at
- * once what cannot be counted, then once a program counted; and their
- * keys for -x and -j
- */
-static int bpf_top__parse_events(struct bpf_top *top)
-{
-	struct target target = { .system_wide = true, .uid = UINT_MAX, };
-	const size_t nr_fixed = ARRAY_SIZE(bpf_top_columns) - 1;
-	struct parse_events_error perr;
-	struct evsel *evsel, *pos;
-	char msg[BUFSIZ];
-	int err, i;
-
-	top->events = evlist__new();
-	top->cpus = perf_cpu_map__new_online_cpus();
-	top->own = intlist__new(NULL);
-	if (!top->events || !top->cpus || !top->own)
-		return -ENOMEM;
-	parse_events_error__init(&perr);
-	err = parse_events(top->events, top->event_str, &perr);
-	if (err)
-		parse_events_error__print(&perr, top->event_str);
-	parse_events_error__exit(&perr);
-	if (err)
-		return -1;
-	evlist__for_each_entry(top->events, evsel) {
-		struct perf_event_attr *attr = &evsel->core.attr;
-
-		if (evsel__is_tool(evsel) || !evsel__is_group_leader(evsel) ||
-		    evsel->core.nr_members > 1) {
-			pr_err("perf bpf top: -e takes events the kernel counts, not in groups: not %s\n",
-			       evsel__name(evsel));
-			return -1;
-		}
-		/* BPF programs run in the kernel */
-		if (attr->exclude_kernel) {
-			pr_err("perf bpf top: -e %s counts nothing: BPF programs run in the kernel\n",
-			       evsel__name(evsel));
-			return -1;
-		}
-		evlist__for_each_entry(top->events, pos) {
-			if (pos == evsel)
-				break;
-			if (!strcmp(evsel__name(pos), evsel__name(evsel))) {
-				pr_err("perf bpf top: -e names %s twice\n", evsel__name(evsel));
-				return -1;
-			}
-		}
-		/* counting from the open; BPF cannot read inherited counts */
-		attr->disabled = 0;
-		attr->inherit = 0;
-		err = evsel__open_per_cpu(evsel, top->cpus, -1);
-		if (err) {
-			evsel__open_strerror(evsel, &target, -err, msg, sizeof(msg));
-			pr_err("perf bpf top: cannot count %s: %s\n", evsel__name(evsel), msg);
-			return -1;
-		}
-		evsel__close(evsel);
-		top->nr_events++;
-	}
-#ifndef HAVE_BPF_SKEL
-	pr_err("perf bpf top: -e needs perf built with BPF skeletons (BUILD_BPF_SKEL=1)\n");
-	return -1;
-#endif
-	top->columns = calloc(nr_fixed + 3 * top->nr_events + 1, sizeof(*top->columns));
-	if (!top->columns)
-		return -ENOMEM;
-	memcpy(top->columns, bpf_top_columns, nr_fixed * sizeof(*top->columns));
-	i = nr_fixed;
-	evlist__for_each_entry(top->events, evsel) {
-		const char *name = evsel__name(evsel);
-
-		if (asprintf((char **)&top->columns[i++], "%s", name) < 0 ||
-		    asprintf((char **)&top->columns[i++], "%s_per_run", name) < 0 ||
-		    asprintf((char **)&top->columns[i++], "%s_total", name) < 0) {
-			top->columns[i - 1] = NULL;
-			return -ENOMEM;
-		}
-	}
-	return 0;
-}
-
-static void bpf_top__exit(struct bpf_top *top)
-{
-	const size_t nr_fixed = ARRAY_SIZE(bpf_top_columns) - 1;
-	struct hashmap_entry *cur;
-	size_t bkt, i;
-
-	evlist__delete(top->evlist);
-	if (top->progs) {
-		hashmap__for_each_entry(top->progs, cur, bkt)
-			bpf_top_prog__delete(top, cur->pvalue);
-		hashmap__free(top->progs);
-	}
-	intlist__delete(top->ids);
-	intlist__delete(top->pids);
-	intlist__delete(top->own);
-	evlist__delete(top->events);
-	perf_cpu_map__put(top->cpus);
-	if (top->columns) {
-		for (i = nr_fixed; top->columns[i]; i++)
-			free((char *)top->columns[i]);
-		free(top->columns);
-	}
-	bpf_resolver__exit(&top->res);
-	if (top->stats_fd >= 0)
-		close(top->stats_fd);
-	if (top->out.fp && top->out.fp != stdout)
-		fclose(top->out.fp);
-}
 
 static int bpf_top__parse_delay(const struct option *opt, const char *str, int unset)
 {
@@ -4174,7 +1814,7 @@ static int cmd_bpf_top(int argc, const char **argv)
 	OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 	OPT_END()
 	};
-	struct sigaction act = { .sa_handler = bpf_events__signal };
+	struct sigaction act = { .sa_handler = bpf_side_band__signal };
 	char msg[BUFSIZ];
 	int err, on = 0;
 
@@ -4235,7 +1875,7 @@ static int cmd_bpf_top(int argc, const char **argv)
 	err = -ENOMEM;
 	if (bpf_resolver__init(&top.res))
 		goto out;
-	top.progs = id_map();
+	top.progs = perf_bpf__id_map();
 	if (!top.progs)
 		goto out;
 	/* the records first, then the programs there: none falls in between */
@@ -4278,8 +1918,8 @@ static int cmd_bpf_top(int argc, const char **argv)
 		}
 	}
 #endif
-	out_header(&top.out, top.columns ?: bpf_top_columns);
-	err = bpf_top__loop(&top);
+	bpf_out__header(&top.out, top.columns ?: bpf_top_columns);
+	err = bpf_top__loop(&top, &bpf_top_text_ops, NULL);
 #ifdef HAVE_SLANG_SUPPORT
 done:
 #endif
@@ -4292,7 +1932,9 @@ out:
 
 int cmd_bpf(int argc, const char **argv)
 {
-	static const char * const usage[] = {
+	static const char * const subcommands[] = { "events", "list", "top", NULL };
+	/* not const: parse_options_subcommand() fills usage[0] when it is NULL */
+	static const char *usage[] = {
 		"perf bpf events [<options>] [-- <command> [<args>]]",
 		"perf bpf list [<options>]",
 		"perf bpf top [<options>]",
@@ -4302,7 +1944,8 @@ int cmd_bpf(int argc, const char **argv)
 	OPT_END()
 	};
 
-	argc = parse_options(argc, argv, options, usage, PARSE_OPT_STOP_AT_NON_OPTION);
+	argc = parse_options_subcommand(argc, argv, options, subcommands, usage,
+					PARSE_OPT_STOP_AT_NON_OPTION);
 	if (!argc)
 		usage_with_options(usage, options);
 	if (!strcmp(argv[0], "events"))

@@ -1,0 +1,827 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Descriptions of BPF programs and links for perf bpf: what the kernel
+ * says of them (BPF_OBJ_GET_INFO_BY_FD), their attach targets in words
+ * (kernel functions by BTF, cgroup paths, net devices, probes, perf
+ * events), the processes holding them and the memory of their maps.
+ *
+ * Looking BPF objects up by id needs CAP_SYS_ADMIN.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <linux/err.h>
+#include <linux/kernel.h>
+#include <linux/string.h>
+#include <linux/zalloc.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <symbol/kallsyms.h>
+#include <api/fs/fs.h>
+
+#include "bpf-desc.h"
+#include "bpf-link-types.h"
+#include "bpf-utils.h"
+#include "debug.h"
+#include "evsel.h"
+#include "hashmap.h"
+#include "pmu.h"
+#include "pmus.h"
+
+/* how long a link id may be allocated but not yet published, at most */
+#define BPF_EAGAIN_TRIES	100
+
+static size_t id_hash(long key, void *ctx __maybe_unused)
+{
+	return key;
+}
+
+static bool id_equal(long a, long b, void *ctx __maybe_unused)
+{
+	return a == b;
+}
+
+/* A map keyed by id (or pid, tid), NULL if there is no memory */
+struct hashmap *perf_bpf__id_map(void)
+{
+	struct hashmap *map = hashmap__new(id_hash, id_equal, NULL);
+
+	return IS_ERR(map) ? NULL : map;
+}
+
+/* A libbpf enum name, as bpftool prints it, or the number */
+static const char *enum_name(const char *name, u32 val, char *buf, size_t size)
+{
+	if (name)
+		return name;
+	snprintf(buf, size, "%u", val);
+	return buf;
+}
+
+/* An attach type's name, NULL if unknown (PERF_BPF_ATTACH_TYPE_UNKNOWN) */
+const char *perf_bpf__attach_type_name(u32 attach_type, char *buf, size_t size)
+{
+	if (attach_type == PERF_BPF_ATTACH_TYPE_UNKNOWN)
+		return NULL;
+	return enum_name(libbpf_bpf_attach_type_str(attach_type), attach_type, buf, size);
+}
+
+const char *perf_bpf__prog_type_name(u32 prog_type, char *buf, size_t size)
+{
+	return enum_name(libbpf_bpf_prog_type_str(prog_type), prog_type, buf, size);
+}
+
+const char *perf_bpf__link_type_name(u32 link_type, char *buf, size_t size)
+{
+	return enum_name(libbpf_bpf_link_type_str(link_type), link_type, buf, size);
+}
+
+void perf_bpf__tag_str(const u8 *tag, char *buf)
+{
+	int i;
+
+	for (i = 0; i < BPF_TAG_SIZE; i++)
+		sprintf(buf + 2 * i, "%02x", tag[i]);
+}
+
+/* Program descriptions */
+
+void bpf_prog_desc__delete(struct bpf_prog_desc *prog)
+{
+	if (prog) {
+		free(prog->name);
+		free(prog);
+	}
+}
+
+/*
+ * The program's name as bpftool shows it: bpf_prog_info cuts names at
+ * BPF_OBJ_NAME_LEN - 1 characters, the BTF of the program's first
+ * function has it whole.
+ */
+static char *bpf_prog_full_name(int fd, const struct bpf_prog_info *info)
+{
+	struct bpf_prog_info finfo = {};
+	struct bpf_func_info func = {};
+	__u32 len = sizeof(finfo);
+	const struct btf_type *t;
+	char *name = NULL;
+	struct btf *btf;
+
+	if (strlen(info->name) < BPF_OBJ_NAME_LEN - 1 || !info->btf_id || !info->nr_func_info)
+		return strdup(info->name);
+
+	finfo.nr_func_info = 1;
+	finfo.func_info_rec_size = sizeof(func);
+	finfo.func_info = ptr_to_u64(&func);
+	if (bpf_prog_get_info_by_fd(fd, &finfo, &len))
+		return strdup(info->name);
+
+	btf = btf__load_from_kernel_by_id(info->btf_id);
+	if (!btf)
+		return strdup(info->name);
+	t = btf__type_by_id(btf, func.type_id);
+	if (t)
+		name = strdup(btf__name_by_offset(btf, t->name_off));
+	btf__free(btf);
+	return name ?: strdup(info->name);
+}
+
+/*
+ * Fill @prog from the program behind @fd.  @ksym_name, if known, is the
+ * name of the program's KSYMBOL record: the whole name, which saves
+ * reading BTF when bpf_prog_info's is cut.
+ */
+int bpf_prog_desc__fill(struct bpf_prog_desc *prog, int fd, const char *ksym_name)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	char *name;
+
+	if (bpf_prog_get_info_by_fd(fd, &info, &len))
+		return -errno;
+
+	if (ksym_name && strlen(info.name) == BPF_OBJ_NAME_LEN - 1 &&
+	    strstarts(ksym_name, info.name))
+		name = strdup(ksym_name);
+	else
+		name = bpf_prog_full_name(fd, &info);
+	if (!name)
+		return -ENOMEM;
+
+	free(prog->name);
+	prog->name = name;
+	prog->id = info.id;
+	prog->type = info.type;
+	prog->type_known = true;
+	memcpy(prog->tag, info.tag, BPF_TAG_SIZE);
+	return 0;
+}
+
+/* A BPF object's fd by id; a link id allocated but not published yet gives EAGAIN */
+int perf_bpf__fd_by_id(int (*get_fd)(__u32 id), u32 id)
+{
+	int i, fd = -1;
+
+	for (i = 0; i < BPF_EAGAIN_TRIES; i++) {
+		fd = get_fd(id);
+		if (fd >= 0 || errno != EAGAIN)
+			break;
+		usleep(1000);
+	}
+	return fd;
+}
+
+/* Resolver: BTF objects, cgroup paths */
+
+struct bpf_kernel_btf {
+	struct btf		*btf;		/* NULL: not a kernel BTF */
+	bool			own;		/* a module's, on top of vmlinux */
+	char			name[64];
+};
+
+static struct btf *bpf_resolver__vmlinux(struct bpf_resolver *res)
+{
+	if (!res->vmlinux_tried) {
+		res->vmlinux_tried = true;
+		res->vmlinux = btf__load_vmlinux_btf();
+		if (!res->vmlinux)
+			pr_debug("perf bpf: cannot read the kernel's BTF: %s\n", strerror(errno));
+	}
+	return res->vmlinux;
+}
+
+/* The kernel (vmlinux or module) BTF object @id, or NULL if it is not one */
+static struct bpf_kernel_btf *bpf_resolver__kernel_btf(struct bpf_resolver *res, u32 id)
+{
+	struct bpf_kernel_btf *kbtf;
+	struct bpf_btf_info info = {};
+	__u32 len = sizeof(info);
+	int fd;
+
+	if (hashmap__find(res->btfs, id, &kbtf))
+		return kbtf;
+
+	kbtf = zalloc(sizeof(*kbtf));
+	if (!kbtf)
+		return NULL;
+	fd = bpf_btf_get_fd_by_id(id);
+	if (fd >= 0) {
+		info.name = ptr_to_u64(kbtf->name);
+		info.name_len = sizeof(kbtf->name);
+		if (!bpf_btf_get_info_by_fd(fd, &info, &len) && info.kernel_btf) {
+			if (!strcmp(kbtf->name, "vmlinux")) {
+				kbtf->btf = bpf_resolver__vmlinux(res);
+			} else if (bpf_resolver__vmlinux(res)) {
+				kbtf->btf = btf__load_from_kernel_by_id_split(id, res->vmlinux);
+				kbtf->own = true;
+			}
+		}
+		close(fd);
+	}
+	if (hashmap__add(res->btfs, id, kbtf)) {
+		if (kbtf->own)
+			btf__free(kbtf->btf);
+		free(kbtf);
+		return NULL;
+	}
+	return kbtf;
+}
+
+static const char *btf_type_name(const struct btf *btf, u32 type_id)
+{
+	const struct btf_type *t = btf ? btf__type_by_id(btf, type_id) : NULL;
+
+	return t ? btf__name_by_offset(btf, t->name_off) : NULL;
+}
+
+/*
+ * What a tracing link traces: a kernel function, named by its BTF, or a
+ * function of another BPF program.  The link's info has an object id and
+ * a BTF type id; the object is a kernel BTF object when the program was
+ * loaded for one (attach_btf_obj_id), else the target program.
+ */
+static char *bpf_resolver__tracing_target(struct bpf_resolver *res, u32 prog_id,
+					  u32 obj_id, u32 btf_id)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	struct bpf_kernel_btf *kbtf;
+	struct btf *btf = NULL;
+	const char *name;
+	char *target;
+	int fd, ret;
+
+	fd = bpf_prog_get_fd_by_id(prog_id);
+	if (fd >= 0) {
+		if (bpf_prog_get_info_by_fd(fd, &info, &len))
+			info.attach_btf_obj_id = 0;
+		close(fd);
+	}
+
+	if (info.attach_btf_obj_id == obj_id) {
+		kbtf = bpf_resolver__kernel_btf(res, obj_id);
+		name = kbtf ? btf_type_name(kbtf->btf, btf_id) : NULL;
+		if (!name)
+			ret = asprintf(&target, "btf %u type %u", obj_id, btf_id);
+		else if (kbtf->own)
+			ret = asprintf(&target, "%s [%s]", name, kbtf->name);
+		else
+			ret = asprintf(&target, "%s", name);
+		return ret < 0 ? NULL : target;
+	}
+
+	/* the target is program obj_id: its function btf_id */
+	memset(&info, 0, sizeof(info));
+	len = sizeof(info);
+	fd = bpf_prog_get_fd_by_id(obj_id);
+	if (fd >= 0) {
+		if (!bpf_prog_get_info_by_fd(fd, &info, &len) && info.btf_id)
+			btf = btf__load_from_kernel_by_id(info.btf_id);
+		close(fd);
+	}
+	name = btf_type_name(btf, btf_id);
+	if (asprintf(&target, "prog %u %s", obj_id, name ?: "?") < 0)
+		target = NULL;
+	btf__free(btf);
+	return target;
+}
+
+static const char *bpf_resolver__cgroot(struct bpf_resolver *res)
+{
+	char line[PATH_MAX + 128], dir[PATH_MAX], type[64];
+	FILE *fp;
+
+	if (res->cgroot_tried)
+		return res->cgroot[0] ? res->cgroot : NULL;
+	res->cgroot_tried = true;
+	fp = fopen("/proc/self/mounts", "r");
+	if (!fp)
+		return NULL;
+	while (fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "%*s %4095s %63s", dir, type) == 2 && !strcmp(type, "cgroup2")) {
+			snprintf(res->cgroot, sizeof(res->cgroot), "%s", dir);
+			break;
+		}
+	}
+	fclose(fp);
+	return res->cgroot[0] ? res->cgroot : NULL;
+}
+
+/* nftw() takes no argument for its callback: the walk in progress */
+static struct bpf_resolver *cgroup_walk_res;
+static size_t cgroup_walk_skip;
+
+static int cgroup_walk_one(const char *path, const struct stat *st, int flag,
+			   struct FTW *ftw __maybe_unused)
+{
+	const char *rel = path + cgroup_walk_skip;
+	char *copy, *old = NULL;
+
+	if (flag != FTW_D)
+		return 0;
+	copy = strdup(*rel ? rel : "/");
+	if (!copy)
+		return -1;
+	/* on cgroup2 a cgroup's id is its directory's inode number */
+	if (hashmap__set(cgroup_walk_res->cgroups, st->st_ino, copy, NULL, &old)) {
+		free(copy);
+		return -1;
+	}
+	free(old);
+	return 0;
+}
+
+/* The path of cgroup @id under the cgroup2 mount, NULL if none */
+static const char *bpf_resolver__cgroup(struct bpf_resolver *res, u64 id)
+{
+	const char *root = bpf_resolver__cgroot(res);
+	char *path = NULL;
+
+	if (!root || id != (unsigned long)id)
+		return NULL;
+	if (hashmap__find(res->cgroups, id, &path))
+		return path;
+
+	cgroup_walk_res = res;
+	cgroup_walk_skip = strlen(root);
+	nftw(root, cgroup_walk_one, 16, FTW_PHYS | FTW_MOUNT);
+	if (hashmap__find(res->cgroups, id, &path))
+		return path;
+	/* ids are never reused: remember that this one is gone */
+	hashmap__add(res->cgroups, id, NULL);
+	return NULL;
+}
+
+int bpf_resolver__init(struct bpf_resolver *res)
+{
+	memset(res, 0, sizeof(*res));
+	res->btfs = perf_bpf__id_map();
+	res->cgroups = perf_bpf__id_map();
+	return res->btfs && res->cgroups ? 0 : -ENOMEM;
+}
+
+void bpf_resolver__exit(struct bpf_resolver *res)
+{
+	struct hashmap_entry *cur;
+	size_t bkt;
+
+	if (res->btfs) {
+		hashmap__for_each_entry(res->btfs, cur, bkt) {
+			struct bpf_kernel_btf *kbtf = cur->pvalue;
+
+			if (kbtf->own)
+				btf__free(kbtf->btf);
+			free(kbtf);
+		}
+		hashmap__free(res->btfs);
+	}
+	if (res->cgroups) {
+		hashmap__for_each_entry(res->cgroups, cur, bkt)
+			free(cur->pvalue);
+		hashmap__free(res->cgroups);
+	}
+	btf__free(res->vmlinux);
+}
+
+/* Link descriptions */
+
+void bpf_link_desc__delete(struct bpf_link_desc *link)
+{
+	if (link) {
+		free(link->target);
+		free(link);
+	}
+}
+
+struct ksym_lookup {
+	const u64	*addrs;
+	char		**names;
+	u32		nr;
+};
+
+static int ksym_lookup_one(void *arg, const char *name, char type __maybe_unused, u64 start)
+{
+	struct ksym_lookup *look = arg;
+	u32 i;
+
+	for (i = 0; i < look->nr; i++) {
+		if (look->addrs[i] == start && !look->names[i])
+			look->names[i] = strdup(name);
+	}
+	return 0;
+}
+
+/* "f1,f2,..." for the first functions of a kprobe_multi link */
+static char *kprobe_multi_target(int fd, u32 count)
+{
+	u64 addrs[8] = {};
+	char *names[8] = {};
+	struct ksym_lookup look = { .addrs = addrs, .names = names };
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	char buf[512] = "";
+	size_t pos = 0;
+	u32 i;
+
+	look.nr = min_t(u32, count, ARRAY_SIZE(addrs));
+	info.kprobe_multi.addrs = ptr_to_u64(addrs);
+	info.kprobe_multi.count = look.nr;
+	/* ENOSPC: more functions than asked for, the first ones are there */
+	if (bpf_link_get_info_by_fd(fd, &info, &len) && errno != ENOSPC)
+		return NULL;
+	kallsyms__parse("/proc/kallsyms", &look, ksym_lookup_one);
+	for (i = 0; i < look.nr; i++) {
+		const char *sep = i ? "," : "";
+
+		if (names[i])
+			pos += scnprintf(buf + pos, sizeof(buf) - pos, "%s%s", sep, names[i]);
+		else
+			pos += scnprintf(buf + pos, sizeof(buf) - pos, "%s%#" PRIx64,
+					 sep, addrs[i]);
+		free(names[i]);
+	}
+	if (count > look.nr)
+		scnprintf(buf + pos, sizeof(buf) - pos, ",... (%u functions)", count);
+	return strdup(buf);
+}
+
+static char *perf_event_target(const struct bpf_link_info *info, const char *name)
+{
+	const char *kind, *event = NULL;
+	struct perf_pmu *pmu;
+	char *target;
+	int ret;
+
+	switch (info->perf_event.type) {
+	case BPF_PERF_EVENT_UPROBE:
+	case BPF_PERF_EVENT_URETPROBE:
+		kind = info->perf_event.type == BPF_PERF_EVENT_UPROBE ? "uprobe" : "uretprobe";
+		ret = asprintf(&target, "%s %s+%#x", kind, name, info->perf_event.uprobe.offset);
+		break;
+	case BPF_PERF_EVENT_KPROBE:
+	case BPF_PERF_EVENT_KRETPROBE:
+		kind = info->perf_event.type == BPF_PERF_EVENT_KPROBE ? "kprobe" : "kretprobe";
+		if (*name)
+			ret = asprintf(&target, "%s %s+%#x", kind, name,
+				       info->perf_event.kprobe.offset);
+		else
+			ret = asprintf(&target, "%s %#" PRIx64, kind,
+				       (u64)info->perf_event.kprobe.addr);
+		break;
+	case BPF_PERF_EVENT_TRACEPOINT:
+		ret = asprintf(&target, "tracepoint %s", name);
+		break;
+	case BPF_PERF_EVENT_EVENT:
+		if (info->perf_event.event.type == PERF_TYPE_SOFTWARE &&
+		    info->perf_event.event.config < PERF_COUNT_SW_MAX)
+			event = evsel__sw_names[info->perf_event.event.config];
+		else if (info->perf_event.event.type == PERF_TYPE_HARDWARE &&
+			 info->perf_event.event.config < PERF_COUNT_HW_MAX)
+			event = evsel__hw_names[info->perf_event.event.config];
+		pmu = perf_pmus__find_by_type(info->perf_event.event.type);
+		if (event)
+			ret = asprintf(&target, "event %s", event);
+		else if (pmu)
+			/* as perf stat -e takes it */
+			ret = asprintf(&target, "event %s/config=%#" PRIx64 "/", pmu->name,
+				       (u64)info->perf_event.event.config);
+		else
+			ret = asprintf(&target, "event type %u config %#" PRIx64,
+				       info->perf_event.event.type,
+				       (u64)info->perf_event.event.config);
+		break;
+	default:
+		ret = asprintf(&target, "perf event kind %u", info->perf_event.type);
+		break;
+	}
+	return ret < 0 ? NULL : target;
+}
+
+/*
+ * Ask for the link's info again with a buffer for the name its kind of
+ * link has (tracepoint, function, file); "" if it has none.
+ */
+static int bpf_link_info_name(int fd, struct bpf_link_info *info, char *name, u32 size)
+{
+	__u32 len = sizeof(*info);
+	u32 type = info->type, perf_type = info->perf_event.type;
+
+	memset(&info->raw_tracepoint, 0, sizeof(*info) - offsetof(struct bpf_link_info,
+								  raw_tracepoint));
+	name[0] = '\0';
+	switch (type) {
+	case BPF_LINK_TYPE_RAW_TRACEPOINT:
+		info->raw_tracepoint.tp_name = ptr_to_u64(name);
+		info->raw_tracepoint.tp_name_len = size;
+		break;
+	case BPF_LINK_TYPE_ITER:
+		info->iter.target_name = ptr_to_u64(name);
+		info->iter.target_name_len = size;
+		break;
+	case BPF_LINK_TYPE_UPROBE_MULTI:
+		info->uprobe_multi.path = ptr_to_u64(name);
+		info->uprobe_multi.path_size = size;
+		break;
+	case BPF_LINK_TYPE_PERF_EVENT:
+		switch (perf_type) {
+		case BPF_PERF_EVENT_UPROBE:
+		case BPF_PERF_EVENT_URETPROBE:
+			info->perf_event.uprobe.file_name = ptr_to_u64(name);
+			info->perf_event.uprobe.name_len = size;
+			break;
+		case BPF_PERF_EVENT_KPROBE:
+		case BPF_PERF_EVENT_KRETPROBE:
+			info->perf_event.kprobe.func_name = ptr_to_u64(name);
+			info->perf_event.kprobe.name_len = size;
+			break;
+		case BPF_PERF_EVENT_TRACEPOINT:
+			info->perf_event.tracepoint.tp_name = ptr_to_u64(name);
+			info->perf_event.tracepoint.name_len = size;
+			break;
+		default:
+			break;
+		}
+		break;
+	default:
+		break;
+	}
+	return bpf_link_get_info_by_fd(fd, info, &len) ? -errno : 0;
+}
+
+/* Fill @link from the link behind @fd, its attach target resolved */
+int bpf_link_desc__fill(struct bpf_link_desc *link, int fd, struct bpf_resolver *res)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	char name[PATH_MAX], ifname[IF_NAMESIZE];
+	char *target = NULL;
+	const char *path;
+	int ret = 0;
+
+	if (bpf_link_get_info_by_fd(fd, &info, &len))
+		return -errno;
+
+	link->info_known = true;
+	link->id = info.id;
+	link->prog_id = info.prog_id;
+	link->type = info.type;
+	link->attach_type = perf_bpf_link__attach_type(info.type,
+						       bpf_link_info__attach_type(&info));
+	link->cgroup_id = 0;
+	link->ifindex = 0;
+	link->netns_ino = 0;
+	link->target_obj_id = 0;
+	link->target_btf_id = 0;
+	link->map_id = 0;
+
+	switch (info.type) {
+	case BPF_LINK_TYPE_RAW_TRACEPOINT:
+	case BPF_LINK_TYPE_ITER:
+		if (bpf_link_info_name(fd, &info, name, sizeof(name)))
+			name[0] = '\0';
+		target = strdup(name);
+		break;
+	case BPF_LINK_TYPE_UPROBE_MULTI:
+		if (bpf_link_info_name(fd, &info, name, sizeof(name)))
+			name[0] = '\0';
+		ret = asprintf(&target, "%s, %u probes", name, info.uprobe_multi.count);
+		break;
+	case BPF_LINK_TYPE_PERF_EVENT:
+		if (bpf_link_info_name(fd, &info, name, sizeof(name)))
+			name[0] = '\0';
+		target = perf_event_target(&info, name);
+		break;
+	case BPF_LINK_TYPE_TRACING:
+		link->target_obj_id = info.tracing.target_obj_id;
+		link->target_btf_id = info.tracing.target_btf_id;
+		target = bpf_resolver__tracing_target(res, info.prog_id,
+						      info.tracing.target_obj_id,
+						      info.tracing.target_btf_id);
+		break;
+	case BPF_LINK_TYPE_CGROUP:
+		link->cgroup_id = info.cgroup.cgroup_id;
+		path = bpf_resolver__cgroup(res, info.cgroup.cgroup_id);
+		if (path)
+			target = strdup(path);
+		else
+			ret = asprintf(&target, "cgroup id %" PRIu64, (u64)info.cgroup.cgroup_id);
+		break;
+	case BPF_LINK_TYPE_NETNS:
+		link->netns_ino = info.netns.netns_ino;
+		ret = asprintf(&target, "netns %u", info.netns.netns_ino);
+		break;
+	case BPF_LINK_TYPE_XDP:
+	case BPF_LINK_TYPE_TCX:
+	case BPF_LINK_TYPE_NETKIT:
+		/* the three keep ifindex first */
+		link->ifindex = info.xdp.ifindex;
+		if (!link->ifindex)
+			target = strdup("detached");
+		else if (if_indextoname(link->ifindex, ifname))
+			ret = asprintf(&target, "%s ifindex %u", ifname, link->ifindex);
+		else
+			ret = asprintf(&target, "ifindex %u", link->ifindex);
+		break;
+	case BPF_LINK_TYPE_KPROBE_MULTI:
+		target = kprobe_multi_target(fd, info.kprobe_multi.count);
+		break;
+	case BPF_LINK_TYPE_STRUCT_OPS:
+		link->map_id = info.struct_ops.map_id;
+		ret = asprintf(&target, "map %u", link->map_id);
+		break;
+	case BPF_LINK_TYPE_SOCKMAP:
+		link->map_id = info.sockmap.map_id;
+		ret = asprintf(&target, "map %u", link->map_id);
+		break;
+	case BPF_LINK_TYPE_NETFILTER:
+		ret = asprintf(&target, "pf %u hook %u priority %d", info.netfilter.pf,
+			       info.netfilter.hooknum, info.netfilter.priority);
+		break;
+	default:
+		target = strdup("");
+		break;
+	}
+	if (ret < 0)
+		target = NULL;
+	free(link->target);
+	link->target = target ?: strdup("");
+	return link->target ? 0 : -ENOMEM;
+}
+
+/* Owners: the processes holding programs and links */
+
+static void bpf_owners__add(struct hashmap *map, u32 id, pid_t pid, const char *comm)
+{
+	struct bpf_owners *owners;
+	struct bpf_owner *v;
+
+	if (!hashmap__find(map, id, &owners)) {
+		owners = zalloc(sizeof(*owners));
+		if (!owners || hashmap__add(map, id, owners)) {
+			free(owners);
+			return;
+		}
+	}
+	if (owners->nr && owners->v[owners->nr - 1].pid == pid)
+		return;
+	v = realloc(owners->v, (owners->nr + 1) * sizeof(*v));
+	if (!v)
+		return;
+	owners->v = v;
+	v[owners->nr].pid = pid;
+	snprintf(v[owners->nr].comm, sizeof(v->comm), "%s", comm);
+	owners->nr++;
+}
+
+/* The number an fdinfo file gives after @key, 0 if none */
+static u64 fdinfo_u64(int dirfd, const char *fd, const char *key)
+{
+	char line[256];
+	u64 val = 0;
+	FILE *fp;
+	int ffd;
+
+	ffd = openat(dirfd, fd, O_RDONLY);
+	if (ffd < 0)
+		return 0;
+	fp = fdopen(ffd, "r");
+	if (!fp) {
+		close(ffd);
+		return 0;
+	}
+	while (fgets(line, sizeof(line), fp)) {
+		if (strstarts(line, key)) {
+			val = strtoull(line + strlen(key), NULL, 10);
+			break;
+		}
+	}
+	fclose(fp);
+	return val;
+}
+
+/* Process @pid, through the BPF fds /proc shows it holds */
+void bpf_owner_maps__scan_pid(struct bpf_owner_maps *maps, pid_t pid)
+{
+	char path[64], link[64], comm[32];
+	struct dirent *fd;
+	DIR *fds;
+	int info;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	fds = opendir(path);
+	if (!fds)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo", pid);
+	info = open(path, O_RDONLY | O_DIRECTORY);
+	comm[0] = '\0';
+	while (info >= 0 && (fd = readdir(fds)) != NULL) {
+		struct hashmap *map;
+		const char *key;
+		ssize_t n;
+		u32 id;
+
+		n = readlinkat(dirfd(fds), fd->d_name, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = '\0';
+		if (!strcmp(link, "anon_inode:bpf-prog")) {
+			map = maps->progs;
+			key = "prog_id:";
+		} else if (!strcmp(link, "anon_inode:bpf_link")) {
+			map = maps->links;
+			key = "link_id:";
+		} else {
+			continue;
+		}
+		id = fdinfo_u64(info, fd->d_name, key);
+		if (!id)
+			continue;
+		if (!comm[0]) {
+			char *s = NULL;
+			size_t size;
+
+			snprintf(path, sizeof(path), "%d/comm", pid);
+			if (!procfs__read_str(path, &s, &size) && size)
+				s[size - 1] = '\0';
+			snprintf(comm, sizeof(comm), "%s", s ?: "");
+			free(s);
+		}
+		bpf_owners__add(map, id, pid, comm);
+	}
+	if (info >= 0)
+		close(info);
+	closedir(fds);
+}
+
+/* Every process but this one */
+void bpf_owner_maps__scan(struct bpf_owner_maps *maps)
+{
+	struct dirent *pd;
+	DIR *proc;
+	pid_t pid;
+
+	proc = opendir("/proc");
+	if (!proc)
+		return;
+	while ((pd = readdir(proc)) != NULL) {
+		pid = strtol(pd->d_name, NULL, 10);
+		if (pid > 0 && pid != getpid())
+			bpf_owner_maps__scan_pid(maps, pid);
+	}
+	closedir(proc);
+}
+
+void bpf_owner_map__free(struct hashmap *map)
+{
+	struct hashmap_entry *cur;
+	size_t bkt;
+
+	if (!map)
+		return;
+	hashmap__for_each_entry(map, cur, bkt) {
+		struct bpf_owners *owners = cur->pvalue;
+
+		free(owners->v);
+		free(owners);
+	}
+	hashmap__free(map);
+}
+
+struct bpf_owners *bpf_owners__find(struct hashmap *map, u32 id)
+{
+	struct bpf_owners *owners = NULL;
+
+	hashmap__find(map, id, &owners);
+	return owners;
+}
+
+/* The memory of a map, as its fdinfo gives it (what bpftool shows as bytes_memlock) */
+u64 perf_bpf__map_memlock(u32 id)
+{
+	char name[32];
+	u64 memlock = 0;
+	int fd, proc;
+
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		return 0;
+	proc = open("/proc/self/fdinfo", O_RDONLY | O_DIRECTORY);
+	if (proc >= 0) {
+		snprintf(name, sizeof(name), "%d", fd);
+		memlock = fdinfo_u64(proc, name, "memlock:");
+		close(proc);
+	}
+	close(fd);
+	return memlock;
+}

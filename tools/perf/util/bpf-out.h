@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __PERF_BPF_OUT_H
+#define __PERF_BPF_OUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+struct bpf_link_desc;
+struct bpf_owners;
+struct bpf_prog_desc;
+
+/* Output: plain text, CSV (-x) or one JSON object a line (-j) */
+enum bpf_format {
+	BPF_FORMAT_TEXT,
+	BPF_FORMAT_CSV,
+	BPF_FORMAT_JSON,
+};
+
+struct bpf_out {
+	FILE			*fp;
+	enum bpf_format		format;
+	const char		*sep;
+	int			nfields;	/* on the current line */
+};
+
+int bpf_out__setup(struct bpf_out *out, const char *sep, bool json,
+		   const char *output_name, const char *cmd);
+void bpf_out__header(struct bpf_out *out, const char * const *keys);
+void bpf_out__begin(struct bpf_out *out);
+void bpf_out__end(struct bpf_out *out);
+void bpf_out__key(struct bpf_out *out, const char *key);
+void bpf_out__str(struct bpf_out *out, const char *key, const char *val);
+void bpf_out__u64(struct bpf_out *out, const char *key, u64 val);
+void bpf_out__none(struct bpf_out *out, const char *key);
+void bpf_out__prog_fields(struct bpf_out *out, const struct bpf_prog_desc *prog);
+void bpf_out__link_fields(struct bpf_out *out, const struct bpf_link_desc *link,
+			  u32 attach_type);
+void bpf_out__owners(struct bpf_out *out, const struct bpf_owners *owners);
+
+#endif /* __PERF_BPF_OUT_H */

@@ -1,0 +1,991 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf bpf top: the cost of each BPF program as it runs.
+ *
+ * Each program's run time and count, as the kernel counts them while
+ * this process holds BPF_ENABLE_STATS, are read once a window; programs
+ * loaded while it runs are found through their PERF_RECORD_BPF_EVENT
+ * records, and links coming or going make it read the attach points
+ * again.  With -e, perf stat -b's profiler counts perf events around
+ * each run.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/kernel.h>
+#include <linux/time64.h>
+#include <linux/zalloc.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <perf/cpumap.h>
+
+#include "bpf-desc.h"
+#include "bpf-link-types.h"
+#include "bpf-side-band.h"
+#include "bpf-top.h"
+#include "bpf_counter.h"
+#include "counts.h"
+#include "debug.h"
+#include "evlist.h"
+#include "evsel.h"
+#include "hashmap.h"
+#include "intlist.h"
+#include "parse-events.h"
+#include "target.h"
+
+static const char * const bpf_top_keys[] = {
+	[BPF_TOP_KEY_RUN_TIME]		= "run_time",
+	[BPF_TOP_KEY_RUNS]		= "runs",
+	[BPF_TOP_KEY_AVG]		= "avg",
+	[BPF_TOP_KEY_RUN_TIME_TOTAL]	= "run_time_total",
+	[BPF_TOP_KEY_RUNS_TOTAL]	= "runs_total",
+	[BPF_TOP_KEY_ID]		= "id",
+	[BPF_TOP_KEY_NAME]		= "name",
+	[BPF_TOP_KEY_TYPE]		= "type",
+};
+
+/* Stop counting @prog: the profiler held it, the kernel may free it now */
+static void bpf_top_prog__uncount(struct bpf_top *top, struct bpf_top_prog *prog)
+{
+	int i;
+
+	if (!prog->counts)
+		return;
+	for (i = 0; i < top->nr_events; i++) {
+		struct evsel *evsel = prog->counts[i].evsel;
+
+		if (evsel) {
+			bpf_counter__destroy(evsel);
+			evsel__close(evsel);
+			evsel__delete(evsel);
+		}
+	}
+	zfree(&prog->counts);
+	top->nr_counted--;
+}
+
+static void bpf_top_prog__delete(struct bpf_top *top, struct bpf_top_prog *prog)
+{
+	if (prog) {
+		bpf_top_prog__uncount(top, prog);
+		free(prog->desc.name);
+		strbuf_release(&prog->attach);
+		free(prog);
+	}
+}
+
+static bool bpf_top__wanted(struct bpf_top *top, const struct bpf_prog_desc *desc)
+{
+	if (top->ids && !intlist__has_entry(top->ids, desc->id))
+		return false;
+	if (top->types && (desc->type >= 64 || !(top->types & (1ULL << desc->type))))
+		return false;
+	if (top->name_glob && fnmatch(top->name_glob, desc->name ?: "", 0))
+		return false;
+	return true;
+}
+
+/*
+ * Start following program @id: loaded since start if its load record was
+ * read (all its runs count), else there before (its runs count from the
+ * first read).
+ */
+static void bpf_top__add(struct bpf_top *top, u32 id, bool loaded)
+{
+	struct bpf_top_prog *prog;
+	int fd;
+
+	if (hashmap__find(top->progs, id, &prog)) {
+		prog->seen_load |= loaded;
+		return;
+	}
+	if (top->own && intlist__has_entry(top->own, id))
+		return;
+	fd = perf_bpf__fd_by_id(bpf_prog_get_fd_by_id, id);
+	if (fd < 0)
+		return;		/* gone already */
+	prog = zalloc(sizeof(*prog));
+	if (prog)
+		strbuf_init(&prog->attach, 0);
+	if (!prog || bpf_prog_desc__fill(&prog->desc, fd, NULL)) {
+		bpf_top_prog__delete(top, prog);
+		close(fd);
+		return;
+	}
+	close(fd);
+	prog->seen_load = loaded;
+	prog->shown = !top->pids;
+	if (!bpf_top__wanted(top, &prog->desc) || hashmap__add(top->progs, id, prog)) {
+		bpf_top_prog__delete(top, prog);
+		return;
+	}
+	top->links_stale = true;
+}
+
+/*
+ * Follow every program loaded now: those with ids above the last one
+ * there when the records began were loaded since (ids only grow).
+ */
+static void bpf_top__scan(struct bpf_top *top, bool loaded)
+{
+	__u32 id = 0;
+
+	while (!bpf_prog_get_next_id(id, &id))
+		bpf_top__add(top, id, loaded || id > top->last_id);
+}
+
+/* The side-band callback: programs come and go, links too */
+int bpf_top__record(union perf_event *event, void *data)
+{
+	struct bpf_top *top = data;
+	struct bpf_top_prog *prog;
+
+	switch (event->header.type) {
+	case PERF_RECORD_BPF_EVENT:
+		switch (event->bpf.type) {
+		case PERF_BPF_EVENT_PROG_LOAD:
+			bpf_top__add(top, event->bpf.id, true);
+			break;
+		case PERF_BPF_EVENT_PROG_UNLOAD:
+			if (hashmap__find(top->progs, event->bpf.id, &prog) && !prog->gone)
+				prog->gone = 1;
+			break;
+		case PERF_BPF_EVENT_LINK_ATTACH:
+		case PERF_BPF_EVENT_LINK_DETACH:
+			top->links_stale = true;
+			break;
+		default:
+			break;
+		}
+		break;
+	case PERF_RECORD_LOST:
+		top->lost += event->lost.lost;
+		top->rescan = true;
+		top->links_stale = true;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Each program's attach points: "link_type[/attach_type] target", comma
+ * separated; the attach type where the link type does not tell it.
+ */
+static void bpf_top__read_links(struct bpf_top *top)
+{
+	struct hashmap_entry *cur;
+	struct bpf_top_prog *prog;
+	size_t bkt;
+	__u32 id = 0;
+
+	hashmap__for_each_entry(top->progs, cur, bkt) {
+		prog = cur->pvalue;
+		strbuf_setlen(&prog->attach, 0);
+	}
+	top->links_stale = false;
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_desc link = {};
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+		char buf[16], abuf[16];
+		const char *at;
+		int fd;
+
+		/* attached, its id not published yet: EAGAIN for a moment */
+		fd = perf_bpf__fd_by_id(bpf_link_get_fd_by_id, id);
+		if (fd < 0) {
+			if (errno == EAGAIN)
+				top->links_stale = true;
+			continue;
+		}
+		/* the target only of the programs followed: it may cost a BTF load */
+		if (bpf_link_get_info_by_fd(fd, &info, &len) ||
+		    !hashmap__find(top->progs, info.prog_id, &prog) ||
+		    bpf_link_desc__fill(&link, fd, &top->res) ||
+		    !hashmap__find(top->progs, link.prog_id, &prog)) {
+			close(fd);
+			free(link.target);
+			continue;
+		}
+		close(fd);
+		at = NULL;
+		if (!perf_bpf_link__sole_attach_type(link.type, link.attach_type))
+			at = perf_bpf__attach_type_name(link.attach_type, abuf, sizeof(abuf));
+		strbuf_addf(&prog->attach, "%s%s%s%s%s%s", prog->attach.len ? ", " : "",
+			    perf_bpf__link_type_name(link.type, buf, sizeof(buf)),
+			    at ? "/" : "", at ?: "",
+			    link.target && *link.target ? " " : "", link.target ?: "");
+		free(link.target);
+	}
+}
+
+/*
+ * -p: the programs the processes hold, themselves or through a link, as
+ * their fds say at each refresh
+ */
+static void bpf_top__read_owners(struct bpf_top *top)
+{
+	struct bpf_owner_maps owners = {
+		.progs = perf_bpf__id_map(),
+		.links = perf_bpf__id_map(),
+	};
+	struct hashmap_entry *cur;
+	struct int_node *node;
+	struct bpf_top_prog *prog;
+	size_t bkt;
+
+	if (!owners.progs || !owners.links)
+		goto out;
+	intlist__for_each_entry(node, top->pids)
+		bpf_owner_maps__scan_pid(&owners, node->i);
+	hashmap__for_each_entry(top->progs, cur, bkt) {
+		prog = cur->pvalue;
+		prog->shown = bpf_owners__find(owners.progs, prog->desc.id);
+	}
+	hashmap__for_each_entry(owners.links, cur, bkt) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_link_get_fd_by_id(cur->key);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_link_get_info_by_fd(fd, &info, &len) &&
+		    hashmap__find(top->progs, info.prog_id, &prog))
+			prog->shown = true;
+		close(fd);
+	}
+out:
+	bpf_owner_map__free(owners.progs);
+	bpf_owner_map__free(owners.links);
+}
+
+/*
+ * Whether tracing program @id traces another BPF program: one whose
+ * target is not in the kernel's BTF (attached, the kernel gives no BTF
+ * object; loaded but not attached yet, that of the target program).
+ * The profiler of perf stat -b or of another perf bpf top is one: two
+ * of them would count each other's.
+ */
+static bool bpf_top__traces_prog(u32 id)
+{
+	struct bpf_prog_info info = {};
+	struct bpf_btf_info btf = {};
+	__u32 len = sizeof(info);
+	bool ret = false;
+	int fd;
+
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return false;
+	if (bpf_prog_get_info_by_fd(fd, &info, &len) || !info.attach_btf_id) {
+		close(fd);
+		return false;
+	}
+	close(fd);
+	if (!info.attach_btf_obj_id)
+		return true;
+	fd = bpf_btf_get_fd_by_id(info.attach_btf_obj_id);
+	len = sizeof(btf);
+	if (fd >= 0) {
+		ret = !bpf_btf_get_info_by_fd(fd, &btf, &len) && !btf.kernel_btf;
+		close(fd);
+	}
+	return ret;
+}
+
+/*
+ * -e: count the events around each run of @prog, an evsel an event with
+ * perf stat -b's profiler on it.  Why a program cannot be counted (no
+ * BTF, a tracing program, ...) is said with -v, not on every screen.
+ */
+static int bpf_top__count(struct bpf_top *top, struct bpf_top_prog *prog)
+{
+	struct target target = { .bpf_str = NULL, };
+	struct evsel *tmpl, *evsel;
+	int i = 0, err = 0, saved = verbose;
+	char id[16];
+
+	if (prog->desc.type == BPF_PROG_TYPE_TRACING && bpf_top__traces_prog(prog->desc.id)) {
+		pr_debug("perf bpf top: program %u traces a BPF program: not counted\n",
+			 prog->desc.id);
+		return -EINVAL;
+	}
+	prog->counts = calloc(top->nr_events, sizeof(*prog->counts));
+	if (!prog->counts)
+		return -ENOMEM;
+	top->nr_counted++;
+	snprintf(id, sizeof(id), "%u", prog->desc.id);
+	target.bpf_str = id;
+	if (verbose <= 0)
+		verbose = -1;
+	evlist__for_each_entry(top->events, tmpl) {
+		evsel = evsel__new(&tmpl->core.attr);
+		if (!evsel) {
+			err = -ENOMEM;
+			break;
+		}
+		prog->counts[i++].evsel = evsel;
+		evsel->core.cpus = perf_cpu_map__get(top->cpus);
+		err = bpf_counter__load(evsel, &target);
+		if (!err)
+			err = evsel__open_per_cpu(evsel, top->cpus, -1);
+		if (!err)
+			err = evsel__alloc_counts(evsel);
+		if (!err)
+			err = bpf_counter__enable(evsel);
+		if (err)
+			break;
+	}
+	verbose = saved;
+	if (err) {
+		pr_debug("perf bpf top: cannot count the events of program %u (%s)\n",
+			 prog->desc.id, prog->desc.name ?: "");
+		bpf_top_prog__uncount(top, prog);
+	}
+	return err;
+}
+
+/* The profiler's programs are this process's: not shown */
+static void bpf_top__hide_own(struct bpf_top *top)
+{
+	struct bpf_owner_maps own = {
+		.progs = perf_bpf__id_map(),
+		.links = perf_bpf__id_map(),
+	};
+	struct bpf_top_prog *prog;
+	struct hashmap_entry *cur;
+	size_t bkt;
+
+	if (own.progs && own.links)
+		bpf_owner_maps__scan_pid(&own, getpid());
+	if (own.progs) {
+		hashmap__for_each_entry(own.progs, cur, bkt) {
+			intlist__add(top->own, cur->key);
+			if (hashmap__delete(top->progs, cur->key, NULL, &prog))
+				bpf_top_prog__delete(top, prog);
+		}
+	}
+	bpf_owner_map__free(own.progs);
+	bpf_owner_map__free(own.links);
+}
+
+/*
+ * -e: count the programs shown that a link or a process holds.  The
+ * profiler holds the program it is attached to: let go of one nothing
+ * else holds, for the kernel to free it and for its unload to be seen.
+ * A program attached without a link (netlink, tc, legacy cgroup) and
+ * held by no process is not counted.
+ */
+static void bpf_top__update_counts(struct bpf_top *top)
+{
+	struct bpf_owner_maps owners = {};
+	struct hashmap_entry *cur;
+	struct bpf_top_prog *prog;
+	bool scan = false, added = false;
+	size_t bkt;
+
+	hashmap__for_each_entry(top->progs, cur, bkt) {
+		prog = cur->pvalue;
+		if (!prog->gone && prog->shown && !prog->attach.len && !prog->counts_failed)
+			scan = true;
+	}
+	if (scan) {
+		owners.progs = perf_bpf__id_map();
+		owners.links = perf_bpf__id_map();
+		if (owners.progs && owners.links)
+			bpf_owner_maps__scan(&owners);
+	}
+	hashmap__for_each_entry(top->progs, cur, bkt) {
+		bool held;
+
+		prog = cur->pvalue;
+		held = prog->attach.len ||
+		       (owners.progs && bpf_owners__find(owners.progs, prog->desc.id));
+		if (prog->gone || !prog->shown || !held) {
+			if (!prog->gone && prog->shown && !prog->counts_failed &&
+			    !prog->unheld_said) {
+				pr_debug("perf bpf top: nothing holds program %u: not counted\n",
+					 prog->desc.id);
+				prog->unheld_said = true;
+			}
+			bpf_top_prog__uncount(top, prog);
+			continue;
+		}
+		prog->unheld_said = false;
+		if (prog->counts || prog->counts_failed || bpf_side_band_done)
+			continue;
+		if (bpf_top__count(top, prog))
+			prog->counts_failed = true;
+		else
+			added = true;
+	}
+	bpf_owner_map__free(owners.progs);
+	bpf_owner_map__free(owners.links);
+	if (added)
+		bpf_top__hide_own(top);
+}
+
+/* The event's count over every CPU while the program ran, raw */
+static int bpf_top__count_read(struct evsel *evsel, struct perf_counts_values *sum)
+{
+	struct perf_counts_values *v;
+	int idx;
+
+	memset(sum, 0, sizeof(*sum));
+	if (bpf_counter__read(evsel))
+		return -1;
+	perf_cpu_map__for_each_idx(idx, evsel__cpus(evsel)) {
+		v = perf_counts(evsel->counts, idx, 0);
+		sum->val += v->val;
+		sum->ena += v->ena;
+		sum->run += v->run;
+	}
+	return 0;
+}
+
+/*
+ * The count between two raw reads, scaled by the enabled and running
+ * times summed over the CPUs when the event was multiplexed; false when
+ * it is not known: the event was enabled but never on the PMU while the
+ * program ran.
+ */
+static bool bpf_top__count_diff(const struct perf_counts_values *now,
+				const struct perf_counts_values *then, u64 *val)
+{
+	struct perf_counts_values d = {
+		.val = now->val - then->val,
+		.ena = now->ena - then->ena,
+		.run = now->run - then->run,
+	};
+	bool known = !(d.ena && !d.run);
+	__s8 scaled;
+
+	perf_counts_values__scale(&d, true, &scaled);
+	*val = d.val;
+	return known;
+}
+
+/*
+ * -e: the first read is the base; a window is whole from the second on.
+ * After a read that failed, the next read only starts a window again.
+ * The caller cleared win_ok.
+ */
+static void bpf_top__read_counts(struct bpf_top *top, struct bpf_top_prog *prog)
+{
+	int i;
+
+	for (i = 0; i < top->nr_events; i++) {
+		struct bpf_top_count *c = &prog->counts[i];
+		struct perf_counts_values now;
+
+		if (bpf_top__count_read(c->evsel, &now)) {
+			c->resync = true;
+			continue;
+		}
+		if (!c->based) {
+			c->base = now;
+			c->based = true;
+		} else if (!c->resync) {
+			c->win_ok = bpf_top__count_diff(&now, &c->last, &c->win);
+		}
+		c->resync = false;
+		c->last = now;
+		bpf_top__count_diff(&now, &c->base, &c->total);
+	}
+}
+
+/*
+ * Read every program's run time and count, shown or not (-p may show it
+ * later): the window's figures are what they grew by since the last
+ * read.  A program the kernel no longer has is gone even if its unload
+ * record was lost; it keeps the figures of its last window.
+ */
+static void bpf_top__read_stats(struct bpf_top *top)
+{
+	struct hashmap_entry *cur, *tmp;
+	size_t bkt;
+
+	hashmap__for_each_entry_safe(top->progs, cur, tmp, bkt) {
+		struct bpf_top_prog *prog = cur->pvalue;
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd, i;
+
+		/* no window for the counts unless read with the stats below */
+		for (i = 0; prog->counts && i < top->nr_events; i++)
+			prog->counts[i].win_ok = false;
+		if (prog->gone) {
+			/* shown for the refresh after it went, then forgotten */
+			if (prog->gone++ > 1) {
+				hashmap__delete(top->progs, prog->desc.id, NULL, NULL);
+				bpf_top_prog__delete(top, prog);
+			}
+			continue;
+		}
+		fd = bpf_prog_get_fd_by_id(prog->desc.id);
+		if (fd < 0) {
+			if (errno == ENOENT)
+				prog->gone = 2;
+			continue;
+		}
+		if (bpf_prog_get_info_by_fd(fd, &info, &len)) {
+			close(fd);
+			continue;
+		}
+		close(fd);
+		if (!prog->read) {
+			prog->read = true;
+			if (!prog->seen_load) {
+				prog->base_time = info.run_time_ns;
+				prog->base_cnt = info.run_cnt;
+			}
+			prog->time = prog->base_time;
+			prog->cnt = prog->base_cnt;
+		}
+		prog->win_time = info.run_time_ns - prog->time;
+		prog->win_cnt = info.run_cnt - prog->cnt;
+		prog->time = info.run_time_ns;
+		prog->cnt = info.run_cnt;
+		if (prog->counts)
+			bpf_top__read_counts(top, prog);
+	}
+}
+
+static u64 bpf_top_prog__avg(const struct bpf_top_prog *prog)
+{
+	return prog->win_cnt ? prog->win_time / prog->win_cnt : 0;
+}
+
+static const struct bpf_top *bpf_top__sorting;
+
+static int bpf_top__cmp(const void *pa, const void *pb)
+{
+	const struct bpf_top_prog *a = *(const struct bpf_top_prog * const *)pa;
+	const struct bpf_top_prog *b = *(const struct bpf_top_prog * const *)pb;
+	const struct bpf_top *top = bpf_top__sorting;
+	u64 va = 0, vb = 0;
+	int i, ret;
+
+	for (i = 0; i < top->nr_sort; i++) {
+		switch (top->sort[i]) {
+		case BPF_TOP_KEY_RUN_TIME:
+			va = a->win_time;
+			vb = b->win_time;
+			break;
+		case BPF_TOP_KEY_RUNS:
+			va = a->win_cnt;
+			vb = b->win_cnt;
+			break;
+		case BPF_TOP_KEY_AVG:
+			va = bpf_top_prog__avg(a);
+			vb = bpf_top_prog__avg(b);
+			break;
+		case BPF_TOP_KEY_RUN_TIME_TOTAL:
+			va = a->time - a->base_time;
+			vb = b->time - b->base_time;
+			break;
+		case BPF_TOP_KEY_RUNS_TOTAL:
+			va = a->cnt - a->base_cnt;
+			vb = b->cnt - b->base_cnt;
+			break;
+		case BPF_TOP_KEY_ID:
+			/* ascending, like names */
+			va = b->desc.id;
+			vb = a->desc.id;
+			break;
+		case BPF_TOP_KEY_NAME:
+			ret = strcmp(a->desc.name ?: "", b->desc.name ?: "");
+			if (ret)
+				return ret;
+			continue;
+		case BPF_TOP_KEY_TYPE:
+			ret = strcmp(libbpf_bpf_prog_type_str(a->desc.type) ?: "",
+				     libbpf_bpf_prog_type_str(b->desc.type) ?: "");
+			if (ret)
+				return ret;
+			continue;
+		default:
+			break;
+		}
+		if (va != vb)
+			return va > vb ? -1 : 1;
+	}
+	return a->desc.id < b->desc.id ? -1 : a->desc.id > b->desc.id;
+}
+
+/* The programs to show, sorted; NULL if out of memory */
+struct bpf_top_prog **bpf_top__sorted(struct bpf_top *top, int *nr)
+{
+	struct bpf_top_prog **v;
+	struct hashmap_entry *cur;
+	size_t bkt;
+	int n = 0;
+
+	v = calloc(hashmap__size(top->progs) + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	hashmap__for_each_entry(top->progs, cur, bkt) {
+		struct bpf_top_prog *prog = cur->pvalue;
+
+		if (prog->shown && (prog->read || prog->gone))
+			v[n++] = prog;
+	}
+	bpf_top__sorting = top;
+	qsort(v, n, sizeof(*v), bpf_top__cmp);
+	*nr = n;
+	return v;
+}
+
+/* -x and -j: a line a program a window */
+const char * const bpf_top_columns[BPF_TOP_NR_COLUMNS + 1] = {
+	"time", "prog_id", "prog_name", "prog_type", "run_cnt", "run_time_ns", "avg_ns",
+	"runs_per_sec", "cpu_pct", "cpu_pct_all", "run_cnt_total", "run_time_ns_total",
+	"gone", "attach", NULL,
+};
+
+/* The first line of the text screen and of the TUI: what was shown, what it cost */
+void bpf_top__title(struct bpf_top *top, struct bpf_top_prog **v, int nr, u64 window,
+		    char *line, size_t size)
+{
+	double all = 0;
+	int i;
+
+	for (i = 0; i < nr; i++) {
+		if (!v[i]->gone)
+			all += v[i]->win_time;
+	}
+	snprintf(line, size,
+		 "perf bpf top: %d programs, %d shown; %.2fs; BPF %.2f%% of one CPU, %.2f%% of %d%s",
+		 (int)hashmap__size(top->progs), nr, (double)window / NSEC_PER_SEC,
+		 window ? 100.0 * all / window : 0,
+		 window ? 100.0 * all / window / top->nr_cpus : 0,
+		 top->nr_cpus, top->stats_were_on ? "; stats were on before" : "");
+}
+
+/* -e: a column an event, its count per run over the window */
+static int bpf_top__count_heads(struct bpf_top *top, char *line, size_t size)
+{
+	struct evsel *evsel;
+	int n = 0;
+
+	if (!top->events)
+		return 0;
+	evlist__for_each_entry(top->events, evsel) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "%.10s/run", evsel__name(evsel));
+		n += scnprintf(line + n, size - n, " %14s", name);
+	}
+	return n;
+}
+
+void bpf_top__heads(struct bpf_top *top, char *line, size_t size)
+{
+	int n;
+
+	n = scnprintf(line, size, "%8s %-16s %-14s %10s %9s %7s %7s %12s %12s",
+		      "ID", "NAME", "TYPE", "RUNS/s", "AVG ns", "%CPU", "%ALL", "RUNS", "TIME ms");
+	n += bpf_top__count_heads(top, line + n, size - n);
+	scnprintf(line + n, size - n, "  %s", "ATTACH");
+}
+
+static int bpf_top__count_row(struct bpf_top *top, struct bpf_top_prog *prog, char *line,
+			      size_t size)
+{
+	int i, n = 0;
+
+	for (i = 0; i < top->nr_events; i++) {
+		if (prog->counts && prog->counts[i].win_ok && prog->win_cnt && !prog->gone)
+			n += scnprintf(line + n, size - n, " %14.1f",
+				       (double)prog->counts[i].win / prog->win_cnt);
+		else
+			n += scnprintf(line + n, size - n, " %14s", "-");
+	}
+	return n;
+}
+
+void bpf_top__row(struct bpf_top *top, struct bpf_top_prog *prog, u64 window,
+		  char *line, size_t size)
+{
+	double one = window ? 100.0 * prog->win_time / window : 0;
+	char type[16];
+	int n;
+
+	n = scnprintf(line, size,
+		      "%8u %-16.16s %-14.14s %10.1f %9" PRIu64 " %7.2f %7.2f %12" PRIu64
+		      " %12.3f",
+		      prog->desc.id, prog->desc.name && *prog->desc.name ? prog->desc.name : "-",
+		      perf_bpf__prog_type_name(prog->desc.type, type, sizeof(type)),
+		      window ? (double)prog->win_cnt * NSEC_PER_SEC / window : 0,
+		      bpf_top_prog__avg(prog), one, one / top->nr_cpus,
+		      prog->cnt - prog->base_cnt,
+		      (double)(prog->time - prog->base_time) / NSEC_PER_MSEC);
+	n += bpf_top__count_row(top, prog, line + n, size - n);
+	scnprintf(line + n, size - n, "  %s%s", prog->gone ? "(gone) " : "",
+		  prog->attach.len ? prog->attach.buf : "-");
+}
+
+const char *bpf_top__none(struct bpf_top *top)
+{
+	bool filtered = top->ids || top->types || top->name_glob || top->pids;
+
+	return filtered ? "(no BPF programs match)" : "(no BPF programs loaded)";
+}
+
+/*
+ * Look for what changed, then read the figures: the window ends when
+ * they are read.  Returns the time of the read; top->window is the
+ * length of the window.
+ */
+u64 bpf_top__refresh(struct bpf_top *top)
+{
+	u64 now;
+
+	if (top->rescan) {
+		top->rescan = false;
+		bpf_top__scan(top, true);
+	}
+	if (top->pids)
+		bpf_top__read_owners(top);
+	/*
+	 * With -e, the links are what lets a program go: read them every
+	 * refresh, as a link may go without a record (only its first detach
+	 * writes one) or change programs (BPF_LINK_UPDATE writes none)
+	 */
+	if (top->links_stale || top->links_always || top->nr_events)
+		bpf_top__read_links(top);
+	if (top->nr_events)
+		bpf_top__update_counts(top);
+	now = bpf_side_band__now_ns();
+	top->window = now - top->last;
+	bpf_top__read_stats(top);
+	top->last = now;
+	return now;
+}
+
+/*
+ * The one loop of perf bpf top, for text and for the TUI: until a
+ * signal, the end of the refreshes asked for or @ops says so, read the
+ * side-band records and, when @ops says it is time, the figures, for
+ * @ops to show them.  Returns top->err.
+ */
+int bpf_top__loop(struct bpf_top *top, const struct bpf_top_ops *ops, void *priv)
+{
+	u64 period = top->interval ? (u64)top->interval * NSEC_PER_MSEC :
+			 (u64)(top->delay * NSEC_PER_SEC);
+	u64 next, now;
+	int windows = 0;
+
+	evlist__enable(top->evlist);
+	bpf_top__scan(top, false);
+	/* the first window starts once every program there has its baseline */
+	top->start = bpf_top__refresh(top);
+	next = top->start + period;
+	if (ops->begin && ops->begin(top, priv))
+		goto out;
+
+	while (!bpf_side_band_done && !top->err) {
+		switch (ops->wait(top, priv, next)) {
+		case BPF_TOP_WAIT_AGAIN:
+			continue;
+		case BPF_TOP_WAIT_QUIT:
+			goto out;
+		case BPF_TOP_WAIT_REFRESH:
+		default:
+			break;
+		}
+		now = bpf_top__refresh(top);
+		ops->show(top, priv, now);
+		next += period;
+		/* stalled past a window or more: the next one starts now */
+		if (next <= now)
+			next = now + period;
+		if (top->interval_count && ++windows >= top->interval_count)
+			break;
+	}
+out:
+	if (ops->end)
+		ops->end(top, priv);
+	evlist__disable(top->evlist);
+	return top->err;
+}
+
+int bpf_top__parse_types(struct bpf_top *top)
+{
+	char *s, *tok, *save = NULL;
+	int t;
+
+	s = strdup(top->types_str);
+	if (!s)
+		return -ENOMEM;
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (t = 0; t < 64; t++) {
+			const char *name = libbpf_bpf_prog_type_str(t);
+
+			if (name && !strcmp(name, tok))
+				break;
+		}
+		if (t == 64) {
+			pr_err("perf bpf top: --prog-type: unknown program type '%s'\n"
+			       "(libbpf's names: tracepoint, kprobe, xdp, ...)\n", tok);
+			free(s);
+			return -EINVAL;
+		}
+		top->types |= 1ULL << t;
+	}
+	free(s);
+	return 0;
+}
+
+int bpf_top__parse_sort(struct bpf_top *top)
+{
+	char *s, *tok, *save = NULL;
+	int k;
+
+	s = strdup(top->sort_str);
+	if (!s)
+		return -ENOMEM;
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (k = 0; k < BPF_TOP_KEY_MAX; k++) {
+			if (!strcmp(bpf_top_keys[k], tok))
+				break;
+		}
+		if (k == BPF_TOP_KEY_MAX) {
+			pr_err("perf bpf top: -s: unknown sort key '%s'\n"
+			       "(run_time, runs, avg, run_time_total, runs_total, id, name, type)\n",
+			       tok);
+			free(s);
+			return -EINVAL;
+		}
+		if (top->nr_sort == BPF_TOP_KEY_MAX) {
+			pr_err("perf bpf top: -s: more than %d sort keys\n", BPF_TOP_KEY_MAX);
+			free(s);
+			return -EINVAL;
+		}
+		top->sort[top->nr_sort++] = k;
+	}
+	free(s);
+	if (!top->nr_sort) {
+		pr_err("perf bpf top: -s takes sort keys, not '%s'\n", top->sort_str);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * -e: the events, each opened once on every online CPU here to say at
+ * once what cannot be counted, then once a program counted; and their
+ * keys for -x and -j
+ */
+int bpf_top__parse_events(struct bpf_top *top)
+{
+	struct target target = { .system_wide = true, .uid = UINT_MAX, };
+	const size_t nr_fixed = ARRAY_SIZE(bpf_top_columns) - 1;
+	struct parse_events_error perr;
+	struct evsel *evsel, *pos;
+	char msg[BUFSIZ];
+	int err, i;
+
+	top->events = evlist__new();
+	top->cpus = perf_cpu_map__new_online_cpus();
+	top->own = intlist__new(NULL);
+	if (!top->events || !top->cpus || !top->own)
+		return -ENOMEM;
+	parse_events_error__init(&perr);
+	err = parse_events(top->events, top->event_str, &perr);
+	if (err)
+		parse_events_error__print(&perr, top->event_str);
+	parse_events_error__exit(&perr);
+	if (err)
+		return -1;
+	evlist__for_each_entry(top->events, evsel) {
+		struct perf_event_attr *attr = &evsel->core.attr;
+
+		if (evsel__is_tool(evsel) || !evsel__is_group_leader(evsel) ||
+		    evsel->core.nr_members > 1) {
+			pr_err("perf bpf top: -e takes events the kernel counts, not in groups: not %s\n",
+			       evsel__name(evsel));
+			return -1;
+		}
+		/* BPF programs run in the kernel */
+		if (attr->exclude_kernel) {
+			pr_err("perf bpf top: -e %s counts nothing: BPF programs run in the kernel\n",
+			       evsel__name(evsel));
+			return -1;
+		}
+		evlist__for_each_entry(top->events, pos) {
+			if (pos == evsel)
+				break;
+			if (!strcmp(evsel__name(pos), evsel__name(evsel))) {
+				pr_err("perf bpf top: -e names %s twice\n", evsel__name(evsel));
+				return -1;
+			}
+		}
+		/* counting from the open; BPF cannot read inherited counts */
+		attr->disabled = 0;
+		attr->inherit = 0;
+		err = evsel__open_per_cpu(evsel, top->cpus, -1);
+		if (err) {
+			evsel__open_strerror(evsel, &target, -err, msg, sizeof(msg));
+			pr_err("perf bpf top: cannot count %s: %s\n", evsel__name(evsel), msg);
+			return -1;
+		}
+		evsel__close(evsel);
+		top->nr_events++;
+	}
+#ifndef HAVE_BPF_SKEL
+	pr_err("perf bpf top: -e needs perf built with BPF skeletons (BUILD_BPF_SKEL=1)\n");
+	return -1;
+#endif
+	top->columns = calloc(nr_fixed + 3 * top->nr_events + 1, sizeof(*top->columns));
+	if (!top->columns)
+		return -ENOMEM;
+	memcpy(top->columns, bpf_top_columns, nr_fixed * sizeof(*top->columns));
+	i = nr_fixed;
+	evlist__for_each_entry(top->events, evsel) {
+		const char *name = evsel__name(evsel);
+
+		if (asprintf((char **)&top->columns[i++], "%s", name) < 0 ||
+		    asprintf((char **)&top->columns[i++], "%s_per_run", name) < 0 ||
+		    asprintf((char **)&top->columns[i++], "%s_total", name) < 0) {
+			top->columns[i - 1] = NULL;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+void bpf_top__exit(struct bpf_top *top)
+{
+	const size_t nr_fixed = ARRAY_SIZE(bpf_top_columns) - 1;
+	struct hashmap_entry *cur;
+	size_t bkt, i;
+
+	evlist__delete(top->evlist);
+	if (top->progs) {
+		hashmap__for_each_entry(top->progs, cur, bkt)
+			bpf_top_prog__delete(top, cur->pvalue);
+		hashmap__free(top->progs);
+	}
+	intlist__delete(top->ids);
+	intlist__delete(top->pids);
+	intlist__delete(top->own);
+	evlist__delete(top->events);
+	perf_cpu_map__put(top->cpus);
+	if (top->columns) {
+		for (i = nr_fixed; top->columns[i]; i++)
+			free((char *)top->columns[i]);
+		free(top->columns);
+	}
+	bpf_resolver__exit(&top->res);
+	if (top->stats_fd >= 0)
+		close(top->stats_fd);
+	if (top->out.fp && top->out.fp != stdout)
+		fclose(top->out.fp);
+}
