@@ -1933,8 +1933,7 @@ out:
 int cmd_bpf(int argc, const char **argv)
 {
 	static const char * const subcommands[] = { "events", "list", "top", NULL };
-	/* not const: parse_options_subcommand() fills usage[0] when it is NULL */
-	static const char *usage[] = {
+	static const char * const usage[] = {
 		"perf bpf events [<options>] [-- <command> [<args>]]",
 		"perf bpf list [<options>]",
 		"perf bpf top [<options>]",
@@ -1944,8 +1943,8 @@ int cmd_bpf(int argc, const char **argv)
 	OPT_END()
 	};
 
-	argc = parse_options_subcommand(argc, argv, options, subcommands, usage,
-					PARSE_OPT_STOP_AT_NON_OPTION);
+	argc = parse_options_subcommand(argc, argv, options, subcommands,
+					(const char **)usage, PARSE_OPT_STOP_AT_NON_OPTION);
 	if (!argc)
 		usage_with_options(usage, options);
 	if (!strcmp(argv[0], "events"))

@@ -577,7 +577,7 @@ int bpf_link_desc__fill(struct bpf_link_desc *link, int fd, struct bpf_resolver 
 	link->prog_id = info.prog_id;
 	link->type = info.type;
 	link->attach_type = perf_bpf_link__attach_type(info.type,
-						       bpf_link_info__attach_type(&info));
+						       perf_bpf_link_info__attach_type(&info));
 	link->cgroup_id = 0;
 	link->ifindex = 0;
 	link->netns_ino = 0;

@@ -18,6 +18,7 @@
  */
 #include <stddef.h>
 #include <linux/bpf.h>
+#include <linux/build_bug.h>
 #include <linux/kernel.h>
 
 #include "bpf-link-types.h"
@@ -55,7 +56,11 @@ struct perf_bpf_link_type {
 	u16	info_off;
 };
 
-#define INFO_OFF(field)	offsetof(struct bpf_link_info, field.attach_type)
+/* perf_bpf_link_info__attach_type() reads a u32 there */
+#define INFO_OFF(field)							\
+	(offsetof(struct bpf_link_info, field.attach_type) +		\
+	 BUILD_BUG_ON_ZERO(sizeof(((struct bpf_link_info *)0)->field.attach_type) != \
+			   sizeof(u32)))
 
 static const struct perf_bpf_link_type perf_bpf_link_types[] = {
 	[BPF_LINK_TYPE_RAW_TRACEPOINT] = {
@@ -206,7 +211,7 @@ bool perf_bpf_link__sole_attach_type(u32 link_type, u32 attach_type)
  * one, else the first of its kind (kprobe_multi: its info does not tell
  * a session), 0 for a kind perf does not know.
  */
-u32 bpf_link_info__attach_type(const struct bpf_link_info *info)
+u32 perf_bpf_link_info__attach_type(const struct bpf_link_info *info)
 {
 	const struct perf_bpf_link_type *lt = perf_bpf_link_type(info->type);
 

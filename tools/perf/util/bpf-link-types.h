@@ -13,6 +13,6 @@ struct bpf_link_info;
 u16 perf_bpf_link__attach_type(u16 link_type, u16 attach_type);
 bool perf_bpf_link__record_first(u32 link_type);
 bool perf_bpf_link__sole_attach_type(u32 link_type, u32 attach_type);
-u32 bpf_link_info__attach_type(const struct bpf_link_info *info);
+u32 perf_bpf_link_info__attach_type(const struct bpf_link_info *info);
 
 #endif /* __PERF_BPF_LINK_TYPES_H */

@@ -771,9 +771,10 @@ u64 bpf_top__refresh(struct bpf_top *top)
 
 /*
  * The one loop of perf bpf top, for text and for the TUI: until a
- * signal, the end of the refreshes asked for or @ops says so, read the
- * side-band records and, when @ops says it is time, the figures, for
- * @ops to show them.  Returns top->err.
+ * signal, the end of the refreshes asked for or @ops says so, wait
+ * with @ops (which reads the side-band records meanwhile) and, when it
+ * says it is time, read the figures for @ops to show them.  Returns
+ * top->err.
  */
 int bpf_top__loop(struct bpf_top *top, const struct bpf_top_ops *ops, void *priv)
 {

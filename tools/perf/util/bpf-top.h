@@ -131,7 +131,11 @@ enum bpf_top_wait {
 struct bpf_top_ops {
 	/* after the first read, before the loop; non-zero: no loop */
 	int	(*begin)(struct bpf_top *top, void *priv);
-	/* until @next, the end of the window (CLOCK_MONOTONIC), or a key */
+	/*
+	 * Until @next, the end of the window (CLOCK_MONOTONIC), or a key:
+	 * reads the side-band records (bpf_side_band__read()) meanwhile,
+	 * which the loop does not.
+	 */
 	enum bpf_top_wait (*wait)(struct bpf_top *top, void *priv, u64 next);
 	/* what the refresh at @now read */
 	void	(*show)(struct bpf_top *top, void *priv, u64 now);
