@@ -14,7 +14,7 @@ set -u
 . "$(dirname "$0")"/lib/perf_bpf.sh
 
 pbt_require bpftool
-tmp=$(pbt_dir)
+tmp=$(bpf_test_dir)
 
 # expect_error WHAT PATTERN COMMAND...: must fail, saying PATTERN.
 expect_error() {
@@ -22,10 +22,10 @@ expect_error() {
 
 	shift 2
 	if "$@" >"$tmp/err.out" 2>&1; then
-		pbt_fail "$what: succeeded"
+		bpf_test_fail "$what: succeeded"
 	fi
 	grep -q -- "$pattern" "$tmp/err.out" ||
-		pbt_fail "$what: no '$pattern' in: $(cat "$tmp/err.out")"
+		bpf_test_fail "$what: no '$pattern' in: $(cat "$tmp/err.out")"
 	echo "$what: $(grep -m1 -- "$pattern" "$tmp/err.out" | sed 's/^ *//')"
 }
 
@@ -55,10 +55,10 @@ expect_error "command not found" "cannot run '$tmp/no-such-command'" \
 
 if pbt_link_records; then
 	perf bpf events --type link --duration 1 -o "$tmp/type.out" 2>"$tmp/type.err" ||
-		pbt_fail "--type link, on a kernel with link records: exit $?, want 0:" \
+		bpf_test_fail "--type link, on a kernel with link records: exit $?, want 0:" \
 			"$(cat "$tmp/type.err")"
 	! grep -q 'no link records' "$tmp/type.err" ||
-		pbt_fail "--type link, on a kernel with link records: $(cat "$tmp/type.err")"
+		bpf_test_fail "--type link, on a kernel with link records: $(cat "$tmp/type.err")"
 	echo "--type link: works, the kernel writes link records"
 else
 	expect_error "--type link, no link records" \

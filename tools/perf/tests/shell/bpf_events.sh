@@ -25,7 +25,7 @@ set -u
 . "$(dirname "$0")"/lib/perf_bpf.sh
 
 pbt_require bpftool python3
-tmp=$(pbt_dir)
+tmp=$(bpf_test_dir)
 pbt_cgroup
 cgroup=$(pbt_cgroup_path)
 if pbt_link_records; then
@@ -38,8 +38,8 @@ fi
 
 pbt_events events -j
 pbt_links links "$cgroup"
-bpftool prog show -j >"$tmp/progs.json" || pbt_fail "bpftool prog show failed"
-bpftool link show -j >"$tmp/links.json" || pbt_fail "bpftool link show failed"
+bpftool prog show -j >"$tmp/progs.json" || bpf_test_fail "bpftool prog show failed"
+bpftool link show -j >"$tmp/links.json" || bpf_test_fail "bpftool link show failed"
 pbt_links_go links
 
 # Programs and links made and destroyed on two CPUs at once for two
@@ -55,17 +55,18 @@ else
 		taskset -c $cpu perf test -w bpf_links churn "$cgroup" 2 500 \
 			>"$tmp/churn.$cpu" 2>"$tmp/churn.$cpu.err" &
 		churns="$churns $!"
-		pbt_track $!
+		bpf_test_track $!
 		echo $! >"$tmp/churn.$cpu.pid"
 	done
 	for cpu in 0 1; do
 		p=$(cat "$tmp/churn.$cpu.pid")
 		pbt_wait_gone "$p" 120 ||
-			pbt_fail "bpf_links churn on CPU $cpu still running after 120 s"
-		pbt_reap "$p" || pbt_fail "bpf_links churn on CPU $cpu: exit $?:" \
+			bpf_test_fail "bpf_links churn on CPU $cpu still running after 120 s"
+		pbt_reap "$p" || bpf_test_fail "bpf_links churn on CPU $cpu: exit $?:" \
 			"$(cat "$tmp/churn.$cpu.err")"
 		awk '$1 == "churn" && $2 > 0 { ok = 1 } END { exit !ok }' "$tmp/churn.$cpu" ||
-			pbt_fail "bpf_links churn on CPU $cpu did nothing: $(cat "$tmp/churn.$cpu")"
+			bpf_test_fail "bpf_links churn on CPU $cpu did nothing:" \
+				"$(cat "$tmp/churn.$cpu")"
 	done
 fi
 
@@ -98,18 +99,18 @@ none_missing() {
 }
 if ! pbt_wait 60 none_missing; then
 	pbt_events_stop events
-	pbt_fail "60 s after the workloads ended, perf bpf events has not shown:" \
+	bpf_test_fail "60 s after the workloads ended, perf bpf events has not shown:" \
 		"$(missing | tr '\n' ';') $(cat "$tmp/events.err")"
 fi
 pbt_events_stop events
 pbt_summary events
 grep -q ' 0 lost \]$' "$tmp/events.err" ||
-	pbt_fail "records lost, want none: $(cat "$tmp/events.err")"
+	bpf_test_fail "records lost, want none: $(cat "$tmp/events.err")"
 n=$(grep -c 'this kernel writes no link records' "$tmp/events.err")
 if [ $links = 1 ]; then
-	[ "$n" = 0 ] || pbt_fail "says there are no link records: $(cat "$tmp/events.err")"
+	[ "$n" = 0 ] || bpf_test_fail "says there are no link records: $(cat "$tmp/events.err")"
 else
-	[ "$n" = 1 ] || pbt_fail "$n lines saying there are no link records, want 1:" \
+	[ "$n" = 1 ] || bpf_test_fail "$n lines saying there are no link records, want 1:" \
 		"$(cat "$tmp/events.err")"
 fi
 
@@ -264,5 +265,5 @@ print(f"{n} records of the workload's {len(want_progs)} programs and "
       f"{len(want_links) if has_links else 0} links checked, {len(errors)} errors")
 sys.exit(1 if errors else 0)
 EOF
-	pbt_fail "the records are not those of the workload (see above)"
+	bpf_test_fail "the records are not those of the workload (see above)"
 pbt_end

@@ -15,9 +15,10 @@ set -u
 
 pbt_require bpftool python3
 pbt_link_records ||
-	pbt_skip "the kernel writes no link records (its BTF has no PERF_BPF_EVENT_LINK_ATTACH)," \
+	bpf_test_skip "the kernel writes no link records" \
+		"(its BTF has no PERF_BPF_EVENT_LINK_ATTACH)," \
 		"nor the counts of unload records"
-tmp=$(pbt_dir)
+tmp=$(bpf_test_dir)
 
 # cost NAME RUNS: perf bpf events -j -- the runs workload, which enters
 # getcpu RUNS times, then closes its link and its program.
@@ -29,30 +30,30 @@ cost() {
 	perf bpf events -j -o "$tmp/$name.json" -- perf test -w bpf_links runs \
 		<"$tmp/runs.ctl" >"$tmp/runs.out" 2>"$tmp/$name.err" &
 	pid=$!
-	pbt_track $pid
+	bpf_test_track $pid
 	echo $pid >"$tmp/runs.pid"
 	exec 3>"$tmp/runs.ctl"
 	pbt_wait 120 pbt_links_ready runs ||
-		pbt_fail "bpf_links runs not ready within 120 s: $(cat "$tmp/$name.err")"
+		bpf_test_fail "bpf_links runs not ready within 120 s: $(cat "$tmp/$name.err")"
 	pbt_links_tell runs "run $runs"
 	pbt_wait 120 grep -q "^ran $runs " "$tmp/runs.out" ||
-		pbt_fail "bpf_links runs did not run within 120 s: $(cat "$tmp/$name.err")"
+		bpf_test_fail "bpf_links runs did not run within 120 s: $(cat "$tmp/$name.err")"
 	pbt_links_tell runs detach
 	pbt_wait 120 grep -qx detached "$tmp/runs.out" ||
-		pbt_fail "bpf_links runs did not detach within 120 s: $(cat "$tmp/$name.err")"
+		bpf_test_fail "bpf_links runs did not detach within 120 s: $(cat "$tmp/$name.err")"
 	exec 3>&-
-	pbt_wait_gone $pid 120 || pbt_fail "perf bpf events ($name) still running 120 s" \
+	pbt_wait_gone $pid 120 || bpf_test_fail "perf bpf events ($name) still running 120 s" \
 		"after its command's end"
-	pbt_reap $pid || pbt_fail "perf bpf events ($name): exit $?, want 0:" \
+	pbt_reap $pid || bpf_test_fail "perf bpf events ($name): exit $?, want 0:" \
 		"$(cat "$tmp/$name.err")"
 }
 
-pbt_stats_on
+bpf_test_stats_on
 cost on 300
 echo 0 >/proc/sys/kernel/bpf_stats_enabled ||
-	pbt_fail "cannot set kernel.bpf_stats_enabled to 0"
+	bpf_test_fail "cannot set kernel.bpf_stats_enabled to 0"
 cost off 50
-python3 - "$tmp" <<'EOF' || pbt_fail "prog_unload does not say what pbt_runs cost"
+python3 - "$tmp" <<'EOF' || bpf_test_fail "prog_unload does not say what pbt_runs cost"
 import json, sys
 
 tmp = sys.argv[1]

@@ -20,8 +20,9 @@ set -u
 
 pbt_require bpftool python3
 pbt_link_records ||
-	pbt_skip "the kernel writes no link records (its BTF has no PERF_BPF_EVENT_LINK_ATTACH)"
-tmp=$(pbt_dir)
+	bpf_test_skip "the kernel writes no link records" \
+		"(its BTF has no PERF_BPF_EVENT_LINK_ATTACH)"
+tmp=$(bpf_test_dir)
 pbt_cgroup
 cgroup=$(pbt_cgroup_path)
 
@@ -35,10 +36,10 @@ reading() {
 	local rc
 
 	grep -q 'reading the records of' "$tmp/$1.err" && return 0
-	pbt_gone "$(cat "$tmp/$1.pid")" || return 1
+	bpf_test_gone "$(cat "$tmp/$1.pid")" || return 1
 	pbt_reap "$(cat "$tmp/$1.pid")"
 	rc=$?
-	pbt_fail "perf bpf events ($1) exited ($rc) before reading: $(cat "$tmp/$1.err")"
+	bpf_test_fail "perf bpf events ($1) exited ($rc) before reading: $(cat "$tmp/$1.err")"
 }
 # start NAME OPTIONS...: perf bpf events, until it reads the records
 start() {
@@ -47,9 +48,9 @@ start() {
 	shift
 	perf bpf events -v -o "$tmp/$name.out" "$@" 2>"$tmp/$name.err" &
 	echo $! >"$tmp/$name.pid"
-	pbt_track $!
+	bpf_test_track $!
 	pbt_wait 120 reading "$name" ||
-		pbt_fail "perf bpf events $* not reading within 120 s: $(cat "$tmp/$name.err")"
+		bpf_test_fail "perf bpf events $* not reading within 120 s: $(cat "$tmp/$name.err")"
 }
 start pid -j -p "$wl"
 start type -j --type link
@@ -58,7 +59,7 @@ start csv -x';'
 
 pbt_links_load links
 perf test -w bpf_links short 3 >/dev/null 2>"$tmp/short.err" ||
-	pbt_fail "perf test -w bpf_links short 3 failed: $(cat "$tmp/short.err")"
+	bpf_test_fail "perf test -w bpf_links short 3 failed: $(cat "$tmp/short.err")"
 pbt_links_go links
 
 # shown NAME PATTERN N: whether N lines of NAME's output match PATTERN
@@ -69,7 +70,7 @@ shown() {
 # await NAME PATTERN N: until N lines of NAME's output match PATTERN
 await() {
 	pbt_wait 60 shown "$@" ||
-		pbt_fail "perf bpf events ($1): $(grep -c -- "$2" "$tmp/$1.out") lines" \
+		bpf_test_fail "perf bpf events ($1): $(grep -c -- "$2" "$tmp/$1.out") lines" \
 			"matching '$2' 60 s after the workload ended, want $3: $(cat "$tmp/$1.out")"
 }
 await pid '"event":"prog_unload"' 5
@@ -170,5 +171,5 @@ for e in errors:
     print("FAIL:", e)
 sys.exit(1 if errors else 0)
 EOF
-	pbt_fail "the filters let the wrong records through (see above)"
+	bpf_test_fail "the filters let the wrong records through (see above)"
 pbt_end

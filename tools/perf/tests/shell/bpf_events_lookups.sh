@@ -25,9 +25,9 @@ set -u
 . "$(dirname "$0")"/lib/perf_bpf.sh
 
 pbt_require python3
-tmp=$(pbt_dir)
+tmp=$(bpf_test_dir)
 perf list tracepoint 2>/dev/null | grep -q 'syscalls:sys_enter_bpf' ||
-	pbt_skip "no syscalls:sys_enter_bpf tracepoint (CONFIG_FTRACE_SYSCALLS)"
+	bpf_test_skip "no syscalls:sys_enter_bpf tracepoint (CONFIG_FTRACE_SYSCALLS)"
 pbt_cgroup
 cgroup=$(pbt_cgroup_path)
 
@@ -35,7 +35,7 @@ cgroup=$(pbt_cgroup_path)
 mkfifo "$tmp/p.ctl"
 (read -r _ && exec perf test -w bpf_links short 3) <"$tmp/p.ctl" >/dev/null 2>"$tmp/p.err" &
 p=$!
-pbt_track $p
+bpf_test_track $p
 exec 4>"$tmp/p.ctl"
 
 # reading NAME: whether perf bpf events NAME reads the records; fails as
@@ -43,8 +43,8 @@ exec 4>"$tmp/p.ctl"
 # shellcheck disable=SC2317 # called by pbt_wait
 reading() {
 	grep -q 'reading the records of' "$tmp/$1.err" && return 0
-	pbt_gone "$(cat "$tmp/$1.pid")" &&
-		pbt_fail "perf bpf events ($1) ended before reading: $(cat "$tmp/$1.err")"
+	bpf_test_gone "$(cat "$tmp/$1.pid")" &&
+		bpf_test_fail "perf bpf events ($1) ended before reading: $(cat "$tmp/$1.err")"
 	return 1
 }
 # start NAME OPTIONS...: perf bpf events, until it reads the records, and
@@ -56,16 +56,16 @@ start() {
 	perf bpf events -v -j -o "$tmp/$name.out" "$@" 2>"$tmp/$name.err" &
 	pid=$!
 	echo $pid >"$tmp/$name.pid"
-	pbt_track $pid
+	bpf_test_track $pid
 	pbt_wait 120 reading "$name" ||
-		pbt_fail "perf bpf events $* not reading within 120 s: $(cat "$tmp/$name.err")"
+		bpf_test_fail "perf bpf events $* not reading within 120 s: $(cat "$tmp/$name.err")"
 	mkfifo "$tmp/$name.stat-ctl" "$tmp/$name.stat-ack"
 	perf stat -D -1 --control "fifo:$tmp/$name.stat-ctl,$tmp/$name.stat-ack" -x, \
 		-o "$tmp/$name.stat" -p "$pid" \
 		-e syscalls:sys_enter_bpf --filter 'cmd == 13' \
 		-e syscalls:sys_enter_bpf --filter 'cmd == 30' 2>"$tmp/$name.stat-err" &
 	echo $! >"$tmp/$name.stat-pid"
-	pbt_track $!
+	bpf_test_track $!
 }
 # count NAME enable|disable: perf stat of NAME counts from now, or no more
 count() {
@@ -74,10 +74,10 @@ count() {
 	# opening the fifo waits for perf stat to open it: bounded
 	# shellcheck disable=SC2016 # the inner shell expands them
 	timeout 60 bash -c 'echo "$1" >"$2"' _ "$2" "$tmp/$1.stat-ctl" 2>/dev/null ||
-		pbt_fail "perf stat ($1) did not take '$2': $(cat "$tmp/$1.stat-err")"
+		bpf_test_fail "perf stat ($1) did not take '$2': $(cat "$tmp/$1.stat-err")"
 	ack=$(timeout 60 head -n 1 "$tmp/$1.stat-ack") ||
-		pbt_fail "perf stat ($1) did not acknowledge '$2' within 60 s"
-	[ "$ack" = ack ] || pbt_fail "perf stat ($1) answered '$ack' to '$2'"
+		bpf_test_fail "perf stat ($1) did not acknowledge '$2' within 60 s"
+	[ "$ack" = ack ] || bpf_test_fail "perf stat ($1) answered '$ack' to '$2'"
 }
 # shown NAME PATTERN N: whether N lines of NAME's output match PATTERN
 # shellcheck disable=SC2317 # called by pbt_wait
@@ -86,7 +86,7 @@ shown() {
 }
 await() {
 	pbt_wait 120 shown "$@" ||
-		pbt_fail "perf bpf events ($1): $(grep -c -- "$2" "$tmp/$1.out") lines" \
+		bpf_test_fail "perf bpf events ($1): $(grep -c -- "$2" "$tmp/$1.out") lines" \
 			"matching '$2' 120 s after the workload ended, want $3:" \
 			"$(cat "$tmp/$1.out")"
 }
@@ -101,12 +101,12 @@ done
 pbt_links_start links "$cgroup"
 pbt_links_load links
 perf test -w bpf_links short 20 >/dev/null 2>"$tmp/short.err" ||
-	pbt_fail "perf test -w bpf_links short 20 failed: $(cat "$tmp/short.err")"
+	bpf_test_fail "perf test -w bpf_links short 20 failed: $(cat "$tmp/short.err")"
 pbt_links_go links
 echo go >&4
 exec 4>&-
-pbt_wait_gone $p 120 || pbt_fail "P still running 120 s after its go"
-pbt_reap $p || pbt_fail "P (perf test -w bpf_links short 3) failed: $(cat "$tmp/p.err")"
+pbt_wait_gone $p 120 || bpf_test_fail "P still running 120 s after its go"
+pbt_reap $p || bpf_test_fail "P (perf test -w bpf_links short 3) failed: $(cat "$tmp/p.err")"
 
 await pid '"event":"prog_unload","prog_id":[0-9]*,"prog_name":"pbt_short"' 3
 await all '"event":"prog_unload","prog_id":[0-9]*,"prog_name":"pbt_short"' 23
@@ -118,11 +118,11 @@ for name in all pid prog; do
 	count $name disable
 	kill -INT "$(cat "$tmp/$name.stat-pid")"
 	pbt_wait_gone "$(cat "$tmp/$name.stat-pid")" 60 ||
-		pbt_fail "perf stat ($name) still running 60 s after SIGINT"
+		bpf_test_fail "perf stat ($name) still running 60 s after SIGINT"
 	pbt_events_stop $name
 done
 
-python3 - "$tmp" <<'PYEOF' || pbt_fail "perf bpf events looked up what it does not show (see above)"
+python3 - "$tmp" <<'PYEOF' ||
 import json, sys
 
 tmp = sys.argv[1]
@@ -167,4 +167,5 @@ for e in errors:
     print("FAIL:", e)
 sys.exit(1 if errors else 0)
 PYEOF
+	bpf_test_fail "perf bpf events looked up what it does not show (see above)"
 pbt_end

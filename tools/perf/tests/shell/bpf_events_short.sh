@@ -21,17 +21,17 @@ set -u
 . "$(dirname "$0")"/lib/perf_bpf.sh
 
 pbt_require python3
-tmp=$(pbt_dir)
+tmp=$(bpf_test_dir)
 
 perf bpf events -j -o "$tmp/events.out" -- perf test -w bpf_links short 20 \
 	>"$tmp/short.out" 2>"$tmp/events.err" &
 self=$!
-pbt_track $self
-pbt_wait_gone $self 300 || pbt_fail "perf bpf events still running 300 s after its start"
-pbt_reap $self || pbt_fail "perf bpf events: exit $?, want 0: $(cat "$tmp/events.err")"
+bpf_test_track $self
+pbt_wait_gone $self 300 || bpf_test_fail "perf bpf events still running 300 s after its start"
+pbt_reap $self || bpf_test_fail "perf bpf events: exit $?, want 0: $(cat "$tmp/events.err")"
 pbt_summary events
 
-python3 - "$tmp" "$self" <<'EOF' || pbt_fail "the records are not those of the workload"
+python3 - "$tmp" "$self" <<'EOF' || bpf_test_fail "the records are not those of the workload"
 import json, sys
 
 tmp, self = sys.argv[1], int(sys.argv[2])
@@ -80,29 +80,31 @@ mkfifo "$tmp/all.ctl"
 perf bpf events -a -j -o "$tmp/all.out" -- bash -c 'echo up; read -r _' \
 	<"$tmp/all.ctl" >"$tmp/all.cmd" 2>"$tmp/all.err" &
 all=$!
-pbt_track $all
+bpf_test_track $all
 exec 3>"$tmp/all.ctl"
 # shellcheck disable=SC2317 # called by pbt_wait
 up() {
 	grep -qx up "$tmp/all.cmd" && return 0
-	pbt_gone "$all" && pbt_fail "perf bpf events -a -- COMMAND ended before its command ran:" \
-		"$(cat "$tmp/all.err")"
+	bpf_test_gone "$all" &&
+		bpf_test_fail "perf bpf events -a -- COMMAND ended before its command ran:" \
+			"$(cat "$tmp/all.err")"
 	return 1
 }
-pbt_wait 120 up || pbt_fail "the command of perf bpf events -a did not run within 120 s"
+pbt_wait 120 up || bpf_test_fail "the command of perf bpf events -a did not run within 120 s"
 perf test -w bpf_links short 1 >/dev/null 2>"$tmp/other.err" &
 other=$!
-pbt_track $other
-pbt_wait_gone $other 120 || pbt_fail "perf test -w bpf_links short 1 still running after 120 s"
-pbt_reap $other || pbt_fail "perf test -w bpf_links short 1: exit $?: $(cat "$tmp/other.err")"
-(echo end >&3) 2>/dev/null || pbt_fail "the command of perf bpf events -a ended early"
+bpf_test_track $other
+pbt_wait_gone $other 120 || bpf_test_fail "perf test -w bpf_links short 1 still running after 120 s"
+pbt_reap $other || bpf_test_fail "perf test -w bpf_links short 1: exit $?: $(cat "$tmp/other.err")"
+(echo end >&3) 2>/dev/null || bpf_test_fail "the command of perf bpf events -a ended early"
 exec 3>&-
-pbt_wait_gone $all 120 || pbt_fail "perf bpf events -a still running 120 s after its command ended"
-pbt_reap $all || pbt_fail "perf bpf events -a: exit $?, want 0: $(cat "$tmp/all.err")"
+pbt_wait_gone $all 120 ||
+	bpf_test_fail "perf bpf events -a still running 120 s after its command ended"
+pbt_reap $all || bpf_test_fail "perf bpf events -a: exit $?, want 0: $(cat "$tmp/all.err")"
 pbt_summary all
 n=$(grep -c "\"pid\":$other,.*\"event\":\"prog_load\",.*\"prog_name\":\"pbt_short\"" \
 	"$tmp/all.out")
-[ "$n" = 1 ] || pbt_fail "perf bpf events -a -- COMMAND: $n loads of pbt_short by $other," \
+[ "$n" = 1 ] || bpf_test_fail "perf bpf events -a -- COMMAND: $n loads of pbt_short by $other," \
 	"not a descendant of the command, want 1: $(cat "$tmp/all.out")"
 echo "-a -- COMMAND: the load of pbt_short by another process shows"
 
@@ -113,38 +115,39 @@ secs=5
 # shellcheck disable=SC2317 # called by pbt_wait
 reading() {
 	grep -q 'reading the records of' "$tmp/dur.err" && return 0
-	pbt_gone "$dur" && pbt_fail "perf bpf events --duration ended before reading:" \
+	bpf_test_gone "$dur" && bpf_test_fail "perf bpf events --duration ended before reading:" \
 		"$(cat "$tmp/dur.err")"
 	return 1
 }
 end=$((SECONDS + 120))
 while :; do
 	[ "$SECONDS" -lt "$end" ] ||
-		pbt_fail "perf bpf events --duration $secs never still running after a load" \
+		bpf_test_fail "perf bpf events --duration $secs never still running after a load" \
 			"within 120 s"
 	start=$SECONDS
 	perf bpf events -j -v --duration $secs -o "$tmp/dur.out" 2>"$tmp/dur.err" &
 	dur=$!
-	pbt_track $dur
-	pbt_wait 120 reading || pbt_fail "perf bpf events --duration $secs not reading after 120 s"
+	bpf_test_track $dur
+	pbt_wait 120 reading ||
+		bpf_test_fail "perf bpf events --duration $secs not reading after 120 s"
 	perf test -w bpf_links short 1 >/dev/null 2>"$tmp/other.err" ||
-		pbt_fail "perf test -w bpf_links short 1 failed: $(cat "$tmp/other.err")"
-	pbt_gone $dur || break
+		bpf_test_fail "perf test -w bpf_links short 1 failed: $(cat "$tmp/other.err")"
+	bpf_test_gone $dur || break
 	pbt_reap $dur
 	echo "perf bpf events --duration $secs had ended when pbt_short was loaded: again"
 done
 pbt_wait_gone "$dur" $((secs + 60)) ||
-	pbt_fail "perf bpf events --duration $secs still running" \
+	bpf_test_fail "perf bpf events --duration $secs still running" \
 		"$((SECONDS - start)) s after its start"
 took=$((SECONDS - start))
 pbt_reap "$dur" ||
-	pbt_fail "perf bpf events --duration $secs: exit $?, want 0: $(cat "$tmp/dur.err")"
+	bpf_test_fail "perf bpf events --duration $secs: exit $?, want 0: $(cat "$tmp/dur.err")"
 # $SECONDS counts whole seconds: one less than $secs may be $secs
 [ $took -ge $((secs - 1)) ] ||
-	pbt_fail "perf bpf events --duration $secs ended after $took s, want $secs"
+	bpf_test_fail "perf bpf events --duration $secs ended after $took s, want $secs"
 pbt_summary dur
 grep -q '"event":"prog_load",.*"prog_name":"pbt_short"' "$tmp/dur.out" ||
-	pbt_fail "perf bpf events --duration $secs: pbt_short, loaded meanwhile, not shown:" \
+	bpf_test_fail "perf bpf events --duration $secs: pbt_short, loaded meanwhile, not shown:" \
 		"$(cat "$tmp/dur.out")"
 echo "--duration $secs: ended by itself after about $took s, showing pbt_short"
 pbt_end

@@ -19,13 +19,13 @@ set -u
 . "$(dirname "$0")"/lib/perf_bpf.sh
 
 pbt_require bpftool python3
-tmp=$(pbt_dir)
+tmp=$(bpf_test_dir)
 pbt_cgroup
 cgroup=$(pbt_cgroup_path)
-pbt_stats_on
+bpf_test_stats_on
 pbt_links links "$cgroup"
 # an exec: the raw_tp program on sched_process_exec runs
-env true || pbt_fail "cannot run true"
+env true || bpf_test_fail "cannot run true"
 
 # bpftool SUFFIX: what bpftool shows, in progs.SUFFIX, links.SUFFIX, maps.SUFFIX
 snapshot() {
@@ -33,16 +33,16 @@ snapshot() {
 
 	for what in prog link map; do
 		bpftool "$what" show -j >"$tmp/${what}s.$1" 2>"$tmp/bpftool.err" ||
-			pbt_fail "bpftool $what show -j failed: $(cat "$tmp/bpftool.err")"
+			bpf_test_fail "bpftool $what show -j failed: $(cat "$tmp/bpftool.err")"
 	done
 }
 snapshot before
 perf bpf list -j >"$tmp/list.json" 2>"$tmp/list.err" ||
-	pbt_fail "perf bpf list -j failed: $(cat "$tmp/list.err")"
+	bpf_test_fail "perf bpf list -j failed: $(cat "$tmp/list.err")"
 perf bpf list -x';' >"$tmp/list.csv" 2>"$tmp/list.err" ||
-	pbt_fail "perf bpf list -x failed: $(cat "$tmp/list.err")"
+	bpf_test_fail "perf bpf list -x failed: $(cat "$tmp/list.err")"
 perf bpf list >"$tmp/list.txt" 2>"$tmp/list.err" ||
-	pbt_fail "perf bpf list failed: $(cat "$tmp/list.err")"
+	bpf_test_fail "perf bpf list failed: $(cat "$tmp/list.err")"
 snapshot after
 
 python3 - "$tmp" "$(cat "$tmp/links.pid")" <<'EOF' ||
@@ -208,6 +208,6 @@ print(f"{nr['prog']} programs and {nr['link']} links compared with bpftool, "
       f"{len(errors)} differences")
 sys.exit(1 if errors else 0)
 EOF
-	pbt_fail "perf bpf list and bpftool disagree (see above)"
+	bpf_test_fail "perf bpf list and bpftool disagree (see above)"
 pbt_links_go links
 pbt_end

@@ -20,11 +20,11 @@ set -u
 # shellcheck source=lib/perf_bpf.sh
 . "$(dirname "$0")"/lib/perf_bpf.sh
 
-command -v python3 >/dev/null || pbt_skip "python3 not found"
+command -v python3 >/dev/null || bpf_test_skip "python3 not found"
 # without libbpf, perf prints link and attach types as numbers
 perf version --build-options | grep -Eq '^ *bpf: +\[ on' ||
-	pbt_skip "perf is built without libbpf: it cannot name link types"
-tmp=$(pbt_dir)
+	bpf_test_skip "perf is built without libbpf: it cannot name link types"
+tmp=$(bpf_test_dir)
 
 # gen.py FORMAT ORDER CASE OUT: a perf.data (FORMAT file or pipe, ORDER
 # le or be) with one event, a dummy with sample_id_all and bpf_event,
@@ -104,11 +104,12 @@ run() {
 	timeout -k 5 60 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
 	rc=$?
 	if [ $rc = 124 ] || [ $rc = 137 ]; then
-		pbt_fail "$name: $* hung"
+		bpf_test_fail "$name: $* hung"
 	fi
 	# 128 + the signal; perf's own errors are 256 - errno
 	[ $rc -le 128 ] || [ $rc -ge 160 ] ||
-		pbt_fail "$name: $* died of signal $((rc - 128)): $(tail -n 5 "$tmp/$name.err")"
+		bpf_test_fail "$name: $* died of signal $((rc - 128)):" \
+			"$(tail -n 5 "$tmp/$name.err")"
 	return $rc
 }
 
@@ -131,7 +132,7 @@ expect_good() {
 	for pat in "$good_load" "$good_attach" "$good_detach" "$good_unload"; do
 		n=$(count "$tmp/$1.out" "$pat")
 		[ "$n" = "$2" ] ||
-			pbt_fail "$1: $n records '$pat', want $2:" \
+			bpf_test_fail "$1: $n records '$pat', want $2:" \
 				"$(cat "$tmp/$1.out" "$tmp/$1.err")"
 	done
 }
@@ -142,13 +143,14 @@ expect_lines() {
 
 	n=$(grep -c 'PERF_RECORD_BPF_EVENT' "$tmp/$1.out")
 	[ "$n" = "$2" ] ||
-		pbt_fail "$1: $n records printed, want $2:" "$(cat "$tmp/$1.out" "$tmp/$1.err")"
+		bpf_test_fail "$1: $n records printed, want $2:" \
+			"$(cat "$tmp/$1.out" "$tmp/$1.err")"
 }
 
 # expect_err NAME PATTERN: perf said PATTERN on stderr.
 expect_err() {
 	grep -q -- "$2" "$tmp/$1.err" ||
-		pbt_fail "$1: no '$2' in: $(cat "$tmp/$1.err")"
+		bpf_test_fail "$1: no '$2' in: $(cat "$tmp/$1.err")"
 }
 
 # check T C FORMAT RC: what perf script printed of file T, case C.
@@ -172,7 +174,8 @@ check() {
 		expect_lines "$t" 10
 		[ "$(count "$tmp/$t.out" 'type 200, flags 0, id 41, unknown type$')" = 1 ] &&
 		[ "$(count "$tmp/$t.out" 'type 65535, flags 0, id 41, unknown type$')" = 1 ] ||
-			pbt_fail "$t: unknown types not printed as such: $(cat "$tmp/$t.out")" ;;
+			bpf_test_fail "$t: unknown types not printed as such:" \
+				"$(cat "$tmp/$t.out")" ;;
 	bad_link_fields)
 		expect_good "$t" 2
 		expect_lines "$t" 11
@@ -180,24 +183,24 @@ check() {
 		   'link_detach, link_id 7, link_type raw_tracepoint, attach_type trace_raw_tp$' \
 		   'link_attach, link_id 7, link_type xdp, attach_type xdp$'; do
 			[ "$(grep -c -- "$pat" "$tmp/$t.out")" = 1 ] ||
-				pbt_fail "$t: no '$pat' in: $(cat "$tmp/$t.out")"
+				bpf_test_fail "$t: no '$pat' in: $(cat "$tmp/$t.out")"
 		done ;;
 	trailing_junk)
 		# the link record with junk reads as a good attach
 		expect_lines "$t" 9
 		[ "$(count "$tmp/$t.out" "$good_attach")" = 3 ] &&
 		[ "$(count "$tmp/$t.out" "$good_unload")" = 2 ] ||
-			pbt_fail "$t: $(cat "$tmp/$t.out")" ;;
+			bpf_test_fail "$t: $(cat "$tmp/$t.out")" ;;
 	all_ones)
 		expect_good "$t" 2
 		expect_lines "$t" 9
 		pat='type 65535, flags 65535, id 4294967295, unknown type$'
 		grep -q "PERF_RECORD_BPF_EVENT $pat" "$tmp/$t.out" ||
-			pbt_fail "$t: $(cat "$tmp/$t.out")" ;;
+			bpf_test_fail "$t: $(cat "$tmp/$t.out")" ;;
 	larger_than_data | past_the_end)
 		# a file is refused; a stream ends there
 		if [ "$fmt" = file ]; then
-			[ $rc != 0 ] || pbt_fail "$t: exit 0, want an error"
+			[ $rc != 0 ] || bpf_test_fail "$t: exit 0, want an error"
 			expect_err "$t" "a record larger than the data left"
 		elif [ "$c" = larger_than_data ]; then
 			expect_good "$t" 1
@@ -220,7 +223,7 @@ for fmt in file pipe; do
 			t=$c.$fmt.$order
 			f=$tmp/$t.data
 			python3 "$tmp/gen.py" "$fmt" "$order" "$c" "$f" ||
-				pbt_fail "cannot write $f"
+				bpf_test_fail "cannot write $f"
 
 			# nothing that reads it may crash or hang
 			run "$t.dump" perf script -i "$f" --show-bpf-events -D
@@ -228,14 +231,15 @@ for fmt in file pipe; do
 			run "$t.report_dump" perf report -i "$f" -D
 			# a BPF_EVENT record is not a KSYMBOL one
 			! grep -q 'PERF_RECORD_BPF_EVENT addr' "$tmp/$t.dump.out" ||
-				pbt_fail "$t: perf script -D decodes BPF_EVENT as KSYMBOL:" \
+				bpf_test_fail "$t: perf script -D decodes BPF_EVENT as KSYMBOL:" \
 					"$(grep -m3 'BPF_EVENT addr' "$tmp/$t.dump.out")"
 
 			run "$t" perf script -i "$f" --show-bpf-events
 			rc=$?
 			case $c in
 			larger_than_data | past_the_end) ;;
-			*) [ $rc = 0 ] || pbt_fail "$t: exit $rc, want 0: $(cat "$tmp/$t.err")" ;;
+			*) [ $rc = 0 ] ||
+				bpf_test_fail "$t: exit $rc, want 0: $(cat "$tmp/$t.err")" ;;
 			esac
 			check "$t" "$c" "$fmt" $rc
 			checked=$((checked + 1))

@@ -25,17 +25,17 @@ set -u
 . "$(dirname "$0")"/lib/perf_bpf.sh
 
 pbt_require python3 bpftool
-tmp=$(pbt_dir)
+tmp=$(bpf_test_dir)
 early=200
 runs=1000
 ncpus=$(getconf _NPROCESSORS_ONLN)
 
-stats=$(cat /proc/sys/kernel/bpf_stats_enabled) || pbt_skip "no kernel.bpf_stats_enabled"
+stats=$(cat /proc/sys/kernel/bpf_stats_enabled) || bpf_test_skip "no kernel.bpf_stats_enabled"
 [ "$stats" = 0 ] ||
-	pbt_skip "kernel.bpf_stats_enabled is 1: perf bpf top's own stats cannot be told apart"
+	bpf_test_skip "kernel.bpf_stats_enabled is 1: perf bpf top's own stats cannot be told apart"
 [ -e /sys/kernel/tracing/events/syscalls/sys_enter_getcpu ] ||
 	[ -e /sys/kernel/debug/tracing/events/syscalls/sys_enter_getcpu ] ||
-	pbt_skip "no tracepoint syscalls:sys_enter_getcpu (CONFIG_FTRACE_SYSCALLS, tracefs)"
+	bpf_test_skip "no tracepoint syscalls:sys_enter_getcpu (CONFIG_FTRACE_SYSCALLS, tracefs)"
 
 stats_are() {
 	[ "$(cat /proc/sys/kernel/bpf_stats_enabled)" = "$1" ]
@@ -54,7 +54,7 @@ holds_stats() {
 
 for p in /proc/[0-9]*; do
 	! holds_stats "${p#/proc/}" ||
-		pbt_skip "process ${p#/proc/} holds BPF stats on (BPF_ENABLE_STATS)"
+		bpf_test_skip "process ${p#/proc/} holds BPF stats on (BPF_ENABLE_STATS)"
 done
 
 # run_top NAME ARGS...: perf bpf top in the background, output in NAME.out;
@@ -66,10 +66,10 @@ run_top() {
 	shift
 	perf bpf top -o "$tmp/$name.out" "$@" 2>"$tmp/$name.err" &
 	pid=$!
-	pbt_track $pid
+	bpf_test_track $pid
 	echo $pid >"$tmp/$name.pid"
 	pbt_wait 60 holds_stats $pid ||
-		pbt_fail "perf bpf top $* did not turn stats on within 60 s:" \
+		bpf_test_fail "perf bpf top $* did not turn stats on within 60 s:" \
 			"$(cat "$tmp/$name.err")"
 }
 
@@ -87,38 +87,39 @@ kill -STOP "$main"
 mkfifo "$tmp/runs.ctl"
 perf test -w bpf_links runs <"$tmp/runs.ctl" >"$tmp/runs.out" 2>"$tmp/runs.err" &
 pid=$!
-pbt_track $pid
+bpf_test_track $pid
 echo $pid >"$tmp/runs.pid"
 exec 3>"$tmp/runs.ctl"
 pbt_wait 120 pbt_links_ready runs ||
-	pbt_fail "bpf_links runs not ready within 120 s: $(cat "$tmp/runs.out" "$tmp/runs.err")"
+	bpf_test_fail "bpf_links runs not ready within 120 s:" \
+		"$(cat "$tmp/runs.out" "$tmp/runs.err")"
 id=$(awk '$1 == "prog" && $2 == "runs" { print $3 }' "$tmp/runs.out")
-[ -n "$id" ] || pbt_fail "no program id from bpf_links runs: $(cat "$tmp/runs.out")"
+[ -n "$id" ] || bpf_test_fail "no program id from bpf_links runs: $(cat "$tmp/runs.out")"
 
 pbt_links_tell runs "run $early"
 pbt_wait 120 grep -q "^ran $early " "$tmp/runs.out" ||
-	pbt_fail "bpf_links runs did not run within 120 s: $(cat "$tmp/runs.err")"
+	bpf_test_fail "bpf_links runs did not run within 120 s: $(cat "$tmp/runs.err")"
 kill -CONT "$main"
 
 pbt_wait 60 has_line "$tmp/main.out" "$id" ||
-	pbt_fail "pbt_runs ($id), loaded after perf bpf top started, not shown within 60 s:" \
+	bpf_test_fail "pbt_runs ($id), loaded after perf bpf top started, not shown within 60 s:" \
 		"$(cat "$tmp/main.err")"
 pbt_wait 60 has_line "$tmp/main.out" "$id" 'sys_enter_getcpu' ||
-	pbt_fail "pbt_runs shown without its attach point:" \
+	bpf_test_fail "pbt_runs shown without its attach point:" \
 		"$(grep -m1 "\"prog_id\":$id," "$tmp/main.out")"
 echo "pbt_runs ($id) shown: $(grep -m1 "\"prog_id\":$id," "$tmp/main.out")"
 
 pbt_links_tell runs "run $runs"
 pbt_wait 120 grep -q "^ran $runs " "$tmp/runs.out" ||
-	pbt_fail "bpf_links runs did not run within 120 s: $(cat "$tmp/runs.err")"
+	bpf_test_fail "bpf_links runs did not run within 120 s: $(cat "$tmp/runs.err")"
 pbt_wait 60 has_line "$tmp/main.out" "$id" "\"run_cnt_total\":1[2-9][0-9][0-9]," ||
-	pbt_fail "no window shows $((early + runs)) runs of pbt_runs within 60 s"
+	bpf_test_fail "no window shows $((early + runs)) runs of pbt_runs within 60 s"
 # the window after that one is printed complete
 more_lines() {
 	[ "$(wc -l <"$1")" -gt "$2" ]
 }
 pbt_wait 60 more_lines "$tmp/main.out" "$(wc -l <"$tmp/main.out")" ||
-	pbt_fail "perf bpf top printed nothing more within 60 s"
+	bpf_test_fail "perf bpf top printed nothing more within 60 s"
 
 python3 - "$tmp/main.out" "$id" "$early" "$runs" "$ncpus" <<'EOF' ||
 import json, sys
@@ -177,26 +178,27 @@ print("%d windows, %d with runs; %d runs, %d ns since start" %
 if errors:
     sys.exit("; ".join(errors))
 EOF
-	pbt_fail "perf bpf top -j: see above; output: $(grep "\"prog_id\":$id," "$tmp/main.out")"
+	bpf_test_fail "perf bpf top -j: see above; output:" \
+		"$(grep "\"prog_id\":$id," "$tmp/main.out")"
 
 # CSV: a header, then a line of pbt_runs
 perf bpf top -x';' -I 200 --interval-count 1 --id "$id" >"$tmp/csv" 2>"$tmp/csv.err" ||
-	pbt_fail "perf bpf top -x failed: $(cat "$tmp/csv.err")"
+	bpf_test_fail "perf bpf top -x failed: $(cat "$tmp/csv.err")"
 head -n 1 "$tmp/csv" | grep -q '^time;prog_id;prog_name;prog_type;run_cnt;run_time_ns;' ||
-	pbt_fail "no CSV header: $(head -n 1 "$tmp/csv")"
+	bpf_test_fail "no CSV header: $(head -n 1 "$tmp/csv")"
 [ "$(grep -c "^[0-9.]*;$id;pbt_runs;tracepoint;" "$tmp/csv")" = 1 ] ||
-	pbt_fail "no one CSV line of pbt_runs: $(cat "$tmp/csv")"
+	bpf_test_fail "no one CSV line of pbt_runs: $(cat "$tmp/csv")"
 grep -q "^[0-9.]*;$id;.*;false;perf_event tracepoint sys_enter_getcpu$" "$tmp/csv" ||
-	pbt_fail "CSV: no gone and attach columns: $(cat "$tmp/csv")"
+	bpf_test_fail "CSV: no gone and attach columns: $(cat "$tmp/csv")"
 perf bpf top -x';' -I 200 --interval-count 1 -E 1 -s id >"$tmp/csv1" 2>"$tmp/csv.err" ||
-	pbt_fail "perf bpf top -E 1 failed: $(cat "$tmp/csv.err")"
-[ "$(wc -l <"$tmp/csv1")" = 2 ] || pbt_fail "-E 1: not one line: $(cat "$tmp/csv1")"
+	bpf_test_fail "perf bpf top -E 1 failed: $(cat "$tmp/csv.err")"
+[ "$(wc -l <"$tmp/csv1")" = 2 ] || bpf_test_fail "-E 1: not one line: $(cat "$tmp/csv1")"
 
 # text, on a pipe and on a pseudo-terminal
 perf bpf top --stdio -d 0.2 --interval-count 1 --id "$id" >"$tmp/text" 2>"$tmp/text.err" ||
-	pbt_fail "perf bpf top --stdio failed: $(cat "$tmp/text.err")"
+	bpf_test_fail "perf bpf top --stdio failed: $(cat "$tmp/text.err")"
 grep -Eq "^ *$id pbt_runs +tracepoint " "$tmp/text" ||
-	pbt_fail "no row of pbt_runs in the text: $(cat "$tmp/text")"
+	bpf_test_fail "no row of pbt_runs in the text: $(cat "$tmp/text")"
 if ! command -v script >/dev/null; then
 	echo "script not found: perf bpf top not run on a terminal"
 elif ! perf version --build-options | grep -Eq 'libslang: +\[ on'; then
@@ -206,38 +208,43 @@ else
 	TERM=xterm LINES=24 COLUMNS=160 timeout 120 \
 		script -qec "perf bpf top -d 1 --interval-count 2 --id $id" "$tmp/tui" \
 		>/dev/null 2>&1 </dev/null ||
-		pbt_fail "perf bpf top on a terminal failed: $(cat "$tmp/tui")"
-	grep -aq "pbt_runs" "$tmp/tui" || pbt_fail "no pbt_runs in the TUI: $(cat "$tmp/tui")"
+		bpf_test_fail "perf bpf top on a terminal failed: $(cat "$tmp/tui")"
+	grep -aq "pbt_runs" "$tmp/tui" || bpf_test_fail "no pbt_runs in the TUI: $(cat "$tmp/tui")"
 	# the browser takes the alternate screen, the text screen does not
-	grep -aq $'\033\[?1049h' "$tmp/tui" || pbt_fail "no TUI on the terminal: $(cat "$tmp/tui")"
-	grep -aq "RUNS/s" "$tmp/tui" || pbt_fail "no column heads in the TUI: $(cat "$tmp/tui")"
+	grep -aq $'\033\[?1049h' "$tmp/tui" ||
+		bpf_test_fail "no TUI on the terminal: $(cat "$tmp/tui")"
+	grep -aq "RUNS/s" "$tmp/tui" ||
+		bpf_test_fail "no column heads in the TUI: $(cat "$tmp/tui")"
 	grep -aq "1 programs, 1 shown" "$tmp/tui" ||
-		pbt_fail "no summary line in the TUI: $(cat "$tmp/tui")"
+		bpf_test_fail "no summary line in the TUI: $(cat "$tmp/tui")"
 fi
 if command -v script >/dev/null; then
 	# the text screen, cleared before each refresh
 	TERM=xterm LINES=24 COLUMNS=160 timeout 120 \
 		script -qec "perf bpf top --stdio -d 0.2 --interval-count 2 --id $id" "$tmp/tty" \
 		>/dev/null 2>&1 </dev/null ||
-		pbt_fail "perf bpf top --stdio on a terminal failed: $(cat "$tmp/tty")"
-	grep -aq "pbt_runs" "$tmp/tty" || pbt_fail "no pbt_runs on the terminal: $(cat "$tmp/tty")"
-	grep -aq $'\033\[2J' "$tmp/tty" || pbt_fail "the terminal was not cleared between screens"
+		bpf_test_fail "perf bpf top --stdio on a terminal failed: $(cat "$tmp/tty")"
+	grep -aq "pbt_runs" "$tmp/tty" ||
+		bpf_test_fail "no pbt_runs on the terminal: $(cat "$tmp/tty")"
+	grep -aq $'\033\[2J' "$tmp/tty" ||
+		bpf_test_fail "the terminal was not cleared between screens"
 	echo "on a terminal: $(grep -a -m1 pbt_runs "$tmp/tty" | tr -d '\r')"
 fi
 
 # kill -9: the kernel turns the stats off with the fd; the run count stays
 kill -9 "$(cat "$tmp/main.pid")"
-pbt_wait_gone "$(cat "$tmp/main.pid")" 60 || pbt_fail "perf bpf top outlived kill -9"
+pbt_wait_gone "$(cat "$tmp/main.pid")" 60 || bpf_test_fail "perf bpf top outlived kill -9"
 cnt() {
 	bpftool prog show id "$id" -j |
 		python3 -c 'import json, sys; print(json.load(sys.stdin).get("run_cnt", 0))'
 }
 before=$(cnt)
 pbt_links_tell runs "run 100"
-pbt_wait 120 grep -q "^ran 100 " "$tmp/runs.out" || pbt_fail "bpf_links runs did not run again"
+pbt_wait 120 grep -q "^ran 100 " "$tmp/runs.out" || bpf_test_fail "bpf_links runs did not run again"
 after=$(cnt)
 [ "$before" = "$after" ] && [ "$before" -ge "$runs" ] ||
-	pbt_fail "after kill -9 of perf bpf top: run_cnt $before, then $after after 100 more runs"
+	bpf_test_fail "after kill -9 of perf bpf top: run_cnt $before, then $after" \
+		"after 100 more runs"
 echo "after kill -9: stats off, run_cnt stays $before over 100 more runs"
 
 # A program there at start: only the runs after count.  Unloaded, it is
@@ -245,20 +252,20 @@ echo "after kill -9: stats off, run_cnt stays $before over 100 more runs"
 # (the program has BTF), its own programs are not shown, and it lets go
 # of the program once nothing else holds it, for it to be unloaded.
 run_top gone -j -I 300 --id "$id"
-pbt_wait 60 has_line "$tmp/gone.out" "$id" || pbt_fail "perf bpf top --id $id shows nothing"
+pbt_wait 60 has_line "$tmp/gone.out" "$id" || bpf_test_fail "perf bpf top --id $id shows nothing"
 # -e needs perf's BPF skeletons and fentry on BPF programs (a JIT, BPF
 # trampolines): perf stat -b on the program tells
 if ! perf version --build-options | grep -Eq 'bpf_skeletons: +\[ on'; then
 	ev="perf built without BPF skeletons"
 elif ! perf stat -b "$id" -e cpu-clock --timeout 100 >"$tmp/stat-b.out" 2>&1; then
 	grep -Eq "Does .* have BTF|load failed" "$tmp/stat-b.out" ||
-		pbt_fail "perf stat -b $id failed: $(cat "$tmp/stat-b.out")"
+		bpf_test_fail "perf stat -b $id failed: $(cat "$tmp/stat-b.out")"
 	ev="perf stat -b cannot profile pbt_runs: $(cat "$tmp/stat-b.out")"
 else
 	ev=
 	run_top ev -j -I 300 -e cpu-clock --prog-type tracepoint,tracing
 	pbt_wait 60 has_line "$tmp/ev.out" "$id" '"cpu-clock_total":' ||
-		pbt_fail "perf bpf top -e cpu-clock counts nothing of pbt_runs:" \
+		bpf_test_fail "perf bpf top -e cpu-clock counts nothing of pbt_runs:" \
 			"$(tail -n 3 "$tmp/ev.out") $(cat "$tmp/ev.err")"
 	# the ids of the programs it holds: its profiler's
 	own_ids() {
@@ -266,25 +273,25 @@ else
 			awk '{ print $2 }' | sort -u | tr '\n' ' '
 	}
 	own=$(own_ids)
-	[ -n "$own" ] || pbt_fail "perf bpf top -e cpu-clock holds no profiler program"
+	[ -n "$own" ] || bpf_test_fail "perf bpf top -e cpu-clock holds no profiler program"
 fi
 pbt_links_tell runs "run 50"
-pbt_wait 120 grep -q "^ran 50 " "$tmp/runs.out" || pbt_fail "bpf_links runs did not run again"
+pbt_wait 120 grep -q "^ran 50 " "$tmp/runs.out" || bpf_test_fail "bpf_links runs did not run again"
 pbt_wait 60 has_line "$tmp/gone.out" "$id" '"run_cnt_total":[5-9][0-9],' ||
-	pbt_fail "perf bpf top started after $((early + runs + 100)) runs does not show 50:" \
+	bpf_test_fail "perf bpf top started after $((early + runs + 100)) runs does not show 50:" \
 		"$(tail -n 3 "$tmp/gone.out")"
 has_line "$tmp/gone.out" "$id" '"run_cnt_total":\([6-9][0-9]\|[0-9]\{3,\}\),' &&
-	pbt_fail "perf bpf top started when the program was there counts runs from before:" \
+	bpf_test_fail "perf bpf top started when the program was there counts runs from before:" \
 		"$(tail -n 3 "$tmp/gone.out")"
 pbt_links_tell runs "run 500"
-pbt_wait 120 grep -q "^ran 500 " "$tmp/runs.out" || pbt_fail "bpf_links runs did not run again"
+pbt_wait 120 grep -q "^ran 500 " "$tmp/runs.out" || bpf_test_fail "bpf_links runs did not run again"
 if [ -n "$ev" ]; then
 	echo "-e not tested: $ev"
 else
 pbt_wait 60 has_line "$tmp/ev.out" "$id" '"run_cnt_total":55[0-9],' ||
-	pbt_fail "perf bpf top -e cpu-clock did not count 550 runs: $(tail -n 3 "$tmp/ev.out")"
+	bpf_test_fail "perf bpf top -e cpu-clock did not count 550 runs: $(tail -n 3 "$tmp/ev.out")"
 pbt_wait 60 more_lines "$tmp/ev.out" "$(wc -l <"$tmp/ev.out")" ||
-	pbt_fail "perf bpf top -e printed nothing more within 60 s"
+	bpf_test_fail "perf bpf top -e printed nothing more within 60 s"
 python3 - "$tmp/ev.out" "$id" "$own" <<'EOF' ||
 import json, sys
 
@@ -327,24 +334,24 @@ print("-e cpu-clock: %d ns over %d runs taking %d ns (%.2f)" %
 if errors:
     sys.exit("; ".join(errors))
 EOF
-	pbt_fail "perf bpf top -e cpu-clock: see above; output:" \
+	bpf_test_fail "perf bpf top -e cpu-clock: see above; output:" \
 		"$(grep "\"prog_id\":$id," "$tmp/ev.out")"
 fi
 pbt_links_tell runs go
 exec 3>&-
-pbt_wait_gone "$pid" 120 || pbt_fail "bpf_links runs still running 120 s after its go"
-pbt_reap "$pid" || pbt_fail "bpf_links runs failed: $(cat "$tmp/runs.err")"
+pbt_wait_gone "$pid" 120 || bpf_test_fail "bpf_links runs still running 120 s after its go"
+pbt_reap "$pid" || bpf_test_fail "bpf_links runs failed: $(cat "$tmp/runs.err")"
 pbt_wait 60 has_line "$tmp/gone.out" "$id" '"gone":true' ||
-	pbt_fail "pbt_runs not marked gone after its unload: $(tail -n 3 "$tmp/gone.out")"
+	bpf_test_fail "pbt_runs not marked gone after its unload: $(tail -n 3 "$tmp/gone.out")"
 [ -n "$ev" ] || pbt_wait 60 has_line "$tmp/ev.out" "$id" '"gone":true' ||
-	pbt_fail "pbt_runs not marked gone by perf bpf top -e: $(tail -n 3 "$tmp/ev.out")"
+	bpf_test_fail "pbt_runs not marked gone by perf bpf top -e: $(tail -n 3 "$tmp/ev.out")"
 tops=gone
 [ -n "$ev" ] || tops="gone ev"
 for name in $tops; do
 	kill -INT "$(cat "$tmp/$name.pid")"
 	pbt_wait_gone "$(cat "$tmp/$name.pid")" 10 ||
-		pbt_fail "perf bpf top still running 10 s after SIGINT"
-	pbt_reap "$(cat "$tmp/$name.pid")" || pbt_fail "perf bpf top: exit $? after SIGINT"
+		bpf_test_fail "perf bpf top still running 10 s after SIGINT"
+	pbt_reap "$(cat "$tmp/$name.pid")" || bpf_test_fail "perf bpf top: exit $? after SIGINT"
 done
 echo "unloaded: $(grep -m1 '"gone":true' "$tmp/gone.out")"
 
@@ -353,9 +360,9 @@ expect_error() {
 	local what=$1 pattern=$2
 
 	shift 2
-	"$@" >"$tmp/err.out" 2>&1 && pbt_fail "$what: succeeded"
+	"$@" >"$tmp/err.out" 2>&1 && bpf_test_fail "$what: succeeded"
 	grep -q -- "$pattern" "$tmp/err.out" ||
-		pbt_fail "$what: no '$pattern' in: $(cat "$tmp/err.out")"
+		bpf_test_fail "$what: no '$pattern' in: $(cat "$tmp/err.out")"
 	echo "$what: $(grep -m1 -- "$pattern" "$tmp/err.out" | sed 's/^ *//')"
 }
 once="--interval-count 1 -I 100"
@@ -379,15 +386,15 @@ if command -v setpriv >/dev/null; then
 	expect_error "unprivileged" "lacks CAP_SYS_ADMIN" \
 		setpriv --reuid=65534 --regid=65534 --clear-groups perf bpf top --interval-count 1
 fi
-stats_are 0 || pbt_fail "perf bpf top wrote kernel.bpf_stats_enabled"
+stats_are 0 || bpf_test_fail "perf bpf top wrote kernel.bpf_stats_enabled"
 
 # stats on already: said, and left on
-pbt_stats_on
+bpf_test_stats_on
 perf bpf top -j -I 100 --interval-count 1 >/dev/null 2>"$tmp/on.err" ||
-	pbt_fail "perf bpf top with stats on failed: $(cat "$tmp/on.err")"
+	bpf_test_fail "perf bpf top with stats on failed: $(cat "$tmp/on.err")"
 grep -q "were on before and stay on" "$tmp/on.err" ||
-	pbt_fail "perf bpf top did not say stats were on: $(cat "$tmp/on.err")"
-stats_are 1 || pbt_fail "perf bpf top turned kernel.bpf_stats_enabled off"
+	bpf_test_fail "perf bpf top did not say stats were on: $(cat "$tmp/on.err")"
+stats_are 1 || bpf_test_fail "perf bpf top turned kernel.bpf_stats_enabled off"
 echo "stats on before: $(cat "$tmp/on.err")"
 
 pbt_end

@@ -20,8 +20,9 @@ set -u
 
 pbt_require bpftool python3
 pbt_link_records ||
-	pbt_skip "the kernel writes no link records (its BTF has no PERF_BPF_EVENT_LINK_ATTACH)"
-tmp=$(pbt_dir)
+	bpf_test_skip "the kernel writes no link records" \
+		"(its BTF has no PERF_BPF_EVENT_LINK_ATTACH)"
+tmp=$(bpf_test_dir)
 pbt_cgroup
 cgroup=$(pbt_cgroup_path)
 
@@ -35,17 +36,17 @@ before=$(cat "$tmp/before.pid")
 mkfifo "$tmp/sops.ctl"
 perf test -w bpf_links struct_ops <"$tmp/sops.ctl" >"$tmp/sops.out" 2>"$tmp/sops.err" &
 sops=$!
-pbt_track $sops
+bpf_test_track $sops
 exec 4>"$tmp/sops.ctl"
 # shellcheck disable=SC2317 # called by pbt_wait
 sops_settled() {
-	grep -qx ready "$tmp/sops.out" || pbt_gone $sops
+	grep -qx ready "$tmp/sops.out" || bpf_test_gone $sops
 }
-pbt_wait 120 sops_settled || pbt_fail "bpf_links struct_ops not ready within 120 s"
+pbt_wait 120 sops_settled || bpf_test_fail "bpf_links struct_ops not ready within 120 s"
 if ! grep -qx ready "$tmp/sops.out"; then
 	pbt_reap $sops
 	rc=$?
-	[ $rc = 3 ] || pbt_fail "bpf_links struct_ops: exit $rc: $(cat "$tmp/sops.err")"
+	[ $rc = 3 ] || bpf_test_fail "bpf_links struct_ops: exit $rc: $(cat "$tmp/sops.err")"
 	echo "no tcp_congestion_ops struct_ops in this kernel: no struct_ops link checked"
 	exec 4>&-
 	sops=
@@ -76,30 +77,32 @@ done
 perf test -w bpf_links links "$cgroup" </dev/null >"$tmp/during.out" 2>"$tmp/during.err" ||
 	fail "bpf_links during: exit \$?: \$(cat "$tmp/during.err")"
 EOF
-pbt_gone "$before" && pbt_fail "bpf_links before ended before the recording"
+bpf_test_gone "$before" && bpf_test_fail "bpf_links before ended before the recording"
 timeout 300 perf record -q -a -e dummy -o "$tmp/perf.data" -- bash "$tmp/workload.sh" \
 	2>"$tmp/record.err"
 rc=$?
 exec 3>&- 4>&-
-[ ! -s "$tmp/workload.err" ] || pbt_fail "$(cat "$tmp/workload.err")"
-[ $rc = 0 ] || pbt_fail "perf record: exit $rc (124: still running after 300 s):" \
+[ ! -s "$tmp/workload.err" ] || bpf_test_fail "$(cat "$tmp/workload.err")"
+[ $rc = 0 ] || bpf_test_fail "perf record: exit $rc (124: still running after 300 s):" \
 	"$(cat "$tmp/record.err")"
-pbt_wait_gone "$before" 60 || pbt_fail "bpf_links before still running after the recording"
-pbt_reap "$before" || pbt_fail "bpf_links before: exit $?: $(cat "$tmp/before.err")"
+pbt_wait_gone "$before" 60 || bpf_test_fail "bpf_links before still running after the recording"
+pbt_reap "$before" || bpf_test_fail "bpf_links before: exit $?: $(cat "$tmp/before.err")"
 grep -qx unloaded "$tmp/during.out" ||
-	pbt_fail "bpf_links during did not end its work: $(cat "$tmp/during.out" "$tmp/during.err")"
+	bpf_test_fail "bpf_links during did not end its work:" \
+		"$(cat "$tmp/during.out" "$tmp/during.err")"
 if [ -n "$sops" ]; then
-	pbt_wait_gone $sops 60 || pbt_fail "bpf_links struct_ops still running after the recording"
-	pbt_reap $sops || pbt_fail "bpf_links struct_ops: exit $?: $(cat "$tmp/sops.err")"
+	pbt_wait_gone $sops 60 ||
+		bpf_test_fail "bpf_links struct_ops still running after the recording"
+	pbt_reap $sops || bpf_test_fail "bpf_links struct_ops: exit $?: $(cat "$tmp/sops.err")"
 fi
 
 perf script -i "$tmp/perf.data" --show-bpf-events >"$tmp/script" 2>"$tmp/script.err" ||
-	pbt_fail "perf script failed: $(cat "$tmp/script.err")"
+	bpf_test_fail "perf script failed: $(cat "$tmp/script.err")"
 perf report -i "$tmp/perf.data" -D >"$tmp/dump" 2>"$tmp/dump.err" ||
-	pbt_fail "perf report -D failed: $(cat "$tmp/dump.err")"
+	bpf_test_fail "perf report -D failed: $(cat "$tmp/dump.err")"
 grep 'PERF_RECORD_BPF_EVENT' "$tmp/script" | grep -m 4 'link_'
 
-python3 - "$tmp" <<'EOF' || pbt_fail "the link records are not those of the workloads (see above)"
+python3 - "$tmp" <<'EOF' ||
 import os, re, sys
 
 tmp = sys.argv[1]
@@ -156,21 +159,24 @@ for e in errors:
     print("FAIL:", e)
 sys.exit(1 if errors else 0)
 EOF
+	bpf_test_fail "the link records are not those of the workloads (see above)"
 [ -z "$sops" ] ||
 	echo "the struct_ops link from before: synthesized with program id 0, and detached"
 
 if command -v perf-base >/dev/null; then
 	perf-base script -i "$tmp/perf.data" --show-bpf-events >"$tmp/base.script" \
-		2>"$tmp/base.err" || pbt_fail "upstream perf script failed: $(cat "$tmp/base.err")"
+		2>"$tmp/base.err" ||
+		bpf_test_fail "upstream perf script failed: $(cat "$tmp/base.err")"
 	perf-base report -i "$tmp/perf.data" -D >"$tmp/base.dump" 2>"$tmp/base.dump.err" ||
-		pbt_fail "upstream perf report -D failed: $(cat "$tmp/base.dump.err")"
+		bpf_test_fail "upstream perf report -D failed: $(cat "$tmp/base.dump.err")"
 	# two workloads of five links each, and the struct_ops link if there
 	# is one: at least ten attach and ten detach records
 	for f in base.script base.dump; do
 		for t in 3 4; do
 			n=$(grep -c "PERF_RECORD_BPF_EVENT type $t," "$tmp/$f")
 			[ "$n" -ge 10 ] ||
-				pbt_fail "upstream perf ($f): $n records of type $t, want >= 10"
+				bpf_test_fail "upstream perf ($f): $n records of type $t," \
+					"want >= 10"
 		done
 	done
 	echo "upstream perf reads the file"

@@ -21,12 +21,12 @@ set -u
 . "$(dirname "$0")"/lib/bperf.sh
 
 bperf_require bpftool
-tmp=$(bperf_dir)
+tmp=$(bpf_test_dir)
 attr=$(bperf_attr_map)
 secs=${BPERF_CHURN_SECS:-20}
 seed=${BPERF_CHURN_SEED:-$$}
-[[ $secs =~ ^[1-9][0-9]*$ ]] || bperf_fail "BPERF_CHURN_SECS=$secs: want seconds"
-[[ $seed =~ ^[0-9]+$ ]] || bperf_fail "BPERF_CHURN_SEED=$seed: want a number"
+[[ $secs =~ ^[1-9][0-9]*$ ]] || bpf_test_fail "BPERF_CHURN_SECS=$secs: want seconds"
+[[ $seed =~ ^[0-9]+$ ]] || bpf_test_fail "BPERF_CHURN_SEED=$seed: want a number"
 RANDOM=$seed
 echo "churn for $secs s, seed $seed"
 
@@ -45,23 +45,23 @@ bperf_held ref_a -e cpu-clock -a
 # so that none of them races with its exit.
 perf test -w noploop $((secs + 180)) 9>&- &
 churned=$!
-bperf_track $churned
+bpf_test_track $churned
 perf stat --bpf-counters --bpf-attr-map "$attr" -x, -o "$tmp/long_p.out" \
 	-e task-clock -p "$busy" 2>"$tmp/long_p.err" 9>&- &
 long_p=$!
 perf stat -x, -o "$tmp/ref_p.out" -e task-clock -p "$busy" 2>"$tmp/ref_p.err" 9>&- &
 ref_p=$!
-bperf_track "$long_p $ref_p"
+bpf_test_track "$long_p $ref_p"
 
 held_started() {
 	[ -s "$tmp/long_a.start" ] && [ -s "$tmp/ref_a.start" ]
 }
 bperf_until 60 held_started ||
-	bperf_fail "the -a sessions did not start: $(cat "$tmp"/long_a.err "$tmp"/ref_a.err)"
+	bpf_test_fail "the -a sessions did not start: $(cat "$tmp"/long_a.err "$tmp"/ref_a.err)"
 bperf_wait_fd $long_p "bpf?link" ||
-	bperf_fail "the long -p session did not start: $(cat "$tmp/long_p.err")"
+	bpf_test_fail "the long -p session did not start: $(cat "$tmp/long_p.err")"
 bperf_wait_fd $ref_p perf_event ||
-	bperf_fail "the plain -p session did not start: $(cat "$tmp/ref_p.err")"
+	bpf_test_fail "the plain -p session did not start: $(cat "$tmp/ref_p.err")"
 bperf_go
 
 kinds=("-e cpu-clock -a" "-e cpu-clock -C 0" "-e task-clock -p $churned"
@@ -150,7 +150,7 @@ while { [ $((SECONDS - start)) -lt "$secs" ] || [ "$started" -lt ${#kinds[@]} ];
 			$args $end 2>"$tmp/c$n.err" 9>&- & ;;
 	esac
 	p=$!
-	bperf_track $p
+	bpf_test_track $p
 	live+=("$p")
 	kind_of[$n]=$k
 	end_of[$n]=self
@@ -161,7 +161,7 @@ while { [ $((SECONDS - start)) -lt "$secs" ] || [ "$started" -lt ${#kinds[@]} ];
 		kill9 "$n" "$p" && killed_starting=$((killed_starting + 1)) ;;
 	2)
 		bperf_until 60 counting "$n" "$args" ||
-			bperf_fail "session c$n ($args) did not start: $(cat "$tmp/c$n.err")"
+			bpf_test_fail "session c$n ($args) did not start: $(cat "$tmp/c$n.err")"
 		sleep_ms 500
 		kill9 "$n" "$p" && killed_counting=$((killed_counting + 1)) ;;
 	esac
@@ -170,15 +170,15 @@ elapsed=$((SECONDS - start))
 
 # The short sessions end within their timeout or their workload's second.
 for p in "${live[@]}"; do
-	bperf_until 60 bperf_gone "$p" || bperf_fail "session $p did not end"
+	bperf_until 60 bpf_test_gone "$p" || bpf_test_fail "session $p did not end"
 done
 kill "$churned"
 # the long -p sessions end with busy, the -a ones when let go
-bperf_until 60 bperf_gone "$long_p" || bperf_fail "the long -p session did not end"
-bperf_until 60 bperf_gone "$ref_p" || bperf_fail "the plain -p session did not end"
+bperf_until 60 bpf_test_gone "$long_p" || bpf_test_fail "the long -p session did not end"
+bperf_until 60 bpf_test_gone "$ref_p" || bpf_test_fail "the plain -p session did not end"
 bperf_unlock
 for p in $(jobs -p); do
-	bperf_until 60 bperf_gone "$p" || bperf_fail "process $p did not end"
+	bperf_until 60 bpf_test_gone "$p" || bpf_test_fail "process $p did not end"
 done
 wait
 
@@ -193,7 +193,7 @@ for k in "${!kinds[@]}"; do
 	[ $n -gt 0 ] || missing=1
 done
 [ -z "${missing:-}" ] ||
-	bperf_fail "only $started sessions started: not one of every kind"
+	bpf_test_fail "only $started sessions started: not one of every kind"
 
 # Each session that ended by itself printed a count of its event.
 bad=0
@@ -207,7 +207,7 @@ for i in "${!end_of[@]}"; do
 	bad=$((bad + 1))
 done
 echo "$ended sessions ended by themselves, $bad without a count"
-[ $bad = 0 ] || bperf_fail "$bad sessions that ended by themselves counted nothing"
+[ $bad = 0 ] || bpf_test_fail "$bad sessions that ended by themselves counted nothing"
 
 bperf_check "long task-clock -p, msec" "$(bperf_get ref_p task-clock)" \
 	"$(bperf_get long_p task-clock)" 5
@@ -215,7 +215,7 @@ bperf_check_util "long cpu-clock -a" ref_a long_a cpu-clock 10
 
 bperf_none_pinned
 bperf_until 30 objects_back ||
-	bperf_fail "left loaded after the last session:" \
+	bpf_test_fail "left loaded after the last session:" \
 		"$(bperf_objects | grep -vxFf "$tmp/objects.before")"
 echo "nothing of bperf left"
 exit 0

@@ -14,7 +14,7 @@ set -u
 . "$(dirname "$0")"/lib/bperf.sh
 
 bperf_require
-tmp=$(bperf_dir)
+tmp=$(bpf_test_dir)
 
 last_cpu=$(cpus=$(cat /sys/devices/system/cpu/online); echo "${cpus##*[,-]}")
 bperf_cpu_targets "$last_cpu"
@@ -30,9 +30,9 @@ else
 	rc=$?
 	rmdir /sys/fs/cgroup/$cg
 	trap bperf_cleanup EXIT TERM INT
-	[ $rc != 0 ] || bperf_fail "-G $cg was accepted: $(cat "$tmp/cg.out")"
+	[ $rc != 0 ] || bpf_test_fail "-G $cg was accepted: $(cat "$tmp/cg.out")"
 	grep -q "cannot count one cgroup (-G)" "$tmp/cg.err" ||
-		bperf_fail "no clear error for -G: $(cat "$tmp/cg.err")"
+		bpf_test_fail "no clear error for -G: $(cat "$tmp/cg.err")"
 	echo "-G refused: $(grep bperf: "$tmp/cg.err")"
 fi
 

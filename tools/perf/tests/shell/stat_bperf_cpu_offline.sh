@@ -16,7 +16,7 @@ bperf_require
 bperf_cpu1_hotplug 3 "to offline one in the middle"
 present=$(getconf _NPROCESSORS_CONF)
 
-bperf_cpu1 0 || bperf_skip "cannot take CPU 1 offline"
+bperf_cpu1 0 || bpf_test_skip "cannot take CPU 1 offline"
 online=$(cat /sys/devices/system/cpu/online)
 echo "online CPUs: $online"
 last=${online##*[,-]}
@@ -28,10 +28,10 @@ bperf_stat percpu -e cpu-clock -a -A -- sleep 1
 for c in $(seq 0 $((present - 1))); do
 	[ "$(cat /sys/devices/system/cpu/cpu$c/online 2>/dev/null || echo 1)" = 1 ] || continue
 	v=$(awk -F, -v c="CPU$c" '$1 == c && $2 ~ /^[0-9.]+$/ { print $2 }' \
-		"$(bperf_dir)/percpu.out")
+		"$(bpf_test_dir)/percpu.out")
 	echo "CPU $c: $v msec"
 	awk -v v="${v:-0}" 'BEGIN { exit !(v > 500) }' ||
-		bperf_fail "CPU $c counted ${v:-nothing} over 1 s"
+		bpf_test_fail "CPU $c counted ${v:-nothing} over 1 s"
 done
 
 spin="timeout 2 sh -c 'while :; do :; done'"

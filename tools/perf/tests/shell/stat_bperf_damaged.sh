@@ -18,8 +18,8 @@ set -u -o pipefail
 
 bperf_require bpftool
 [ -n "${EPOCHREALTIME-}" ] ||
-	bperf_skip "bash $BASH_VERSION has no EPOCHREALTIME: the workload cannot time itself"
-tmp=$(bperf_dir)
+	bpf_test_skip "bash $BASH_VERSION has no EPOCHREALTIME: the workload cannot time itself"
+tmp=$(bpf_test_dir)
 attr=$(bperf_attr_map)
 dir=${attr}_dir
 hz=$(getconf CLK_TCK)
@@ -33,9 +33,9 @@ kept() {
 	PERF_CONFIG="$tmp/perfconfig" timeout -k 5 120 perf stat --bpf-counters \
 		--bpf-attr-map "$attr" -x, -o "$tmp/$1.out" "${@:2}" 2>"$tmp/$1.err"
 	rc=$?
-	[ $rc != 124 ] && [ $rc != 137 ] || bperf_fail "$1: perf stat hung"
+	[ $rc != 124 ] && [ $rc != 137 ] || bpf_test_fail "$1: perf stat hung"
 	[ $rc -le 128 ] || [ $rc -ge 160 ] ||
-		bperf_fail "$1: perf stat died of signal $((rc - 128)): $(cat "$tmp/$1.err")"
+		bpf_test_fail "$1: perf stat died of signal $((rc - 128)): $(cat "$tmp/$1.err")"
 	return $rc
 }
 
@@ -45,9 +45,9 @@ bperf_spin_script "$tmp/spin.sh"
 # refused WHAT PATTERN [perf stat options]: a session must fail, saying
 # PATTERN.
 refused() {
-	! kept refused "${@:3}" || bperf_fail "$1: perf stat succeeded"
+	! kept refused "${@:3}" || bpf_test_fail "$1: perf stat succeeded"
 	grep -q -- "$2" "$tmp/refused.err" ||
-		bperf_fail "$1: no '$2' in: $(cat "$tmp/refused.err")"
+		bpf_test_fail "$1: no '$2' in: $(cat "$tmp/refused.err")"
 	echo "$1: $(grep -m1 -- "$2" "$tmp/refused.err")"
 }
 
@@ -55,9 +55,9 @@ refused() {
 no_programs() {
 	local progs n
 
-	progs=$(bpftool prog show) || bperf_fail "$1: bpftool prog show failed"
+	progs=$(bpftool prog show) || bpf_test_fail "$1: bpftool prog show failed"
 	n=$(grep -c ' name bperf_' <<<"$progs")
-	[ "$n" = 0 ] || bperf_fail "$1: $n bperf programs still loaded"
+	[ "$n" = 0 ] || bpf_test_fail "$1: $n bperf programs still loaded"
 }
 
 # counts_right WHAT [LIVE]: a task session counts what its workload ran
@@ -67,13 +67,13 @@ no_programs() {
 counts_right() {
 	rm -f "$tmp/task.cpu"
 	kept task -e task-clock -- bash "$tmp/spin.sh" "$tmp/task.cpu" "$hz" ||
-		bperf_fail "$1: task session failed: $(cat "$tmp/task.err")"
+		bpf_test_fail "$1: task session failed: $(cat "$tmp/task.err")"
 	bperf_check_spin "$1, a workload" task task-clock
 	kept cpu -e cpu-clock -a -- sleep 1 ||
-		bperf_fail "$1: CPU-wide session failed: $(cat "$tmp/cpu.err")"
+		bpf_test_fail "$1: CPU-wide session failed: $(cat "$tmp/cpu.err")"
 	bperf_check_util "$1, cpu-clock -a" "$(getconf _NPROCESSORS_ONLN)" cpu cpu-clock 10
 	[ -n "${2-}" ] || no_programs "$1"
-	[ -e "$dir/bperf_ctl" ] || bperf_fail "$1: the kept maps are gone"
+	[ -e "$dir/bperf_ctl" ] || bpf_test_fail "$1: the kept maps are gone"
 }
 
 # first_refused WHAT MAP PATTERN: beside MAP, a foreign map in the
@@ -82,13 +82,13 @@ counts_right() {
 first_refused() {
 	rm -f "$attr"
 	! bperf_stat foreign -e task-clock -- true ||
-		bperf_fail "$1: a first session succeeded"
+		bpf_test_fail "$1: a first session succeeded"
 	grep -q -- "$3" "$tmp/foreign.err" ||
-		bperf_fail "$1: no '$3' in: $(cat "$tmp/foreign.err")"
+		bpf_test_fail "$1: no '$3' in: $(cat "$tmp/foreign.err")"
 	no_programs "$1"
 	[ -e "$dir/$2" ] ||
-		bperf_fail "$1: a first session that keeps nothing removed the foreign $2"
-	[ ! -e "$attr" ] || bperf_fail "$1: the refused first session left its attr map"
+		bpf_test_fail "$1: a first session that keeps nothing removed the foreign $2"
+	[ ! -e "$attr" ] || bpf_test_fail "$1: the refused first session left its attr map"
 	echo "$1: refused, the map left alone"
 }
 
@@ -115,7 +115,7 @@ ctl_bytes() {
 ctl_write() {
 	# shellcheck disable=SC2068 # one byte a word
 	bpftool map update pinned "$dir/bperf_ctl" key 0 0 0 0 value $@ ||
-		bperf_fail "cannot write $dir/bperf_ctl"
+		bpf_test_fail "cannot write $dir/bperf_ctl"
 }
 
 # le N BYTES: N as BYTES little-endian bytes.
@@ -132,14 +132,14 @@ counts_right "first session"
 ctl=$(ctl_bytes)
 # what the totals map is, for a foreign one like it
 totals=$(bpftool -j map show pinned "$dir/bperf_totals") ||
-	bperf_fail "cannot read $dir/bperf_totals"
+	bpf_test_fail "cannot read $dir/bperf_totals"
 totals_type=$(grep -o '"type":"[a-z_]*"' <<<"$totals" | cut -d'"' -f4)
 totals_key=$(grep -o '"bytes_key":[0-9]*' <<<"$totals" | cut -d: -f2)
 totals_value=$(grep -o '"bytes_value":[0-9]*' <<<"$totals" | cut -d: -f2)
 totals_entries=$(grep -o '"max_entries":[0-9]*' <<<"$totals" | cut -d: -f2)
 [ -n "$totals_type" ] && [ -n "$totals_value" ] && [ -n "$totals_entries" ] ||
-	bperf_fail "cannot read $dir/bperf_totals: $totals"
-[ -n "$ctl" ] || bperf_fail "cannot read $dir/bperf_ctl"
+	bpf_test_fail "cannot read $dir/bperf_totals: $totals"
+[ -n "$ctl" ] || bpf_test_fail "cannot read $dir/bperf_ctl"
 
 # Another layout version in the control map: refused, left alone.
 # shellcheck disable=SC2086
@@ -149,7 +149,7 @@ ctl_write 0xef 0xbe 0xad 0xde "$@"
 refused "control map of another version" "bperf_ctl has layout 0xdeadbeef" \
 	-e task-clock -- true
 [ "$(ctl_bytes | cut -d' ' -f1-4)" = "0xef 0xbe 0xad 0xde" ] ||
-	bperf_fail "the damaged control map was changed"
+	bpf_test_fail "the damaged control map was changed"
 no_programs "control map of another version"
 
 # Another number of CPU ids.
@@ -171,7 +171,7 @@ counts_right "zeroed control map"
 # every other id taken by a dead session (the pid of a process reaped,
 # a pid inode number no process has).  perf must tell the dead from the
 # live one to make room, and leave only the live one.
-mkfifo "$tmp/live.fifo" || bperf_fail "cannot make a fifo"
+mkfifo "$tmp/live.fifo" || bpf_test_fail "cannot make a fifo"
 # bounded by the whole test's run, not kept's 120 s: filling the table
 # and the sessions that follow take minutes in a TCG VM, and over 20 on
 # the debug kernel of make check-debug (KASAN, lockdep), where a bound
@@ -180,38 +180,38 @@ PERF_CONFIG="$tmp/perfconfig" timeout -k 5 3600 perf stat --bpf-counters \
 	--bpf-attr-map "$attr" -x, -o "$tmp/live.out" -e task-clock -- \
 	timeout 3600 sh -c "read -r _ <'$tmp/live.fifo'" 2>"$tmp/live.err" &
 live=$!
-bperf_track $live
+bpf_test_track $live
 one_session() {
 	local ids
 
 	ids=$(sids) && [ -n "$ids" ] && [ "$(wc -l <<<"$ids")" = 1 ]
 }
 bperf_until 60 one_session ||
-	bperf_fail "the live session did not register: $(cat "$tmp/live.err")"
-live_sid=$(sids) || bperf_fail "cannot read $dir/bperf_sessions"
+	bpf_test_fail "the live session did not register: $(cat "$tmp/live.err")"
+live_sid=$(sids) || bpf_test_fail "cannot read $dir/bperf_sessions"
 sh -c 'exit 0' &
 dead=$!
 wait $dead
 max=$(bpftool -j map show pinned "$dir/bperf_sessions" |
 	grep -o '"max_entries":[0-9]*' | cut -d: -f2)
-[ -n "$max" ] || bperf_fail "cannot read $dir/bperf_sessions"
+[ -n "$max" ] || bpf_test_fail "cannot read $dir/bperf_sessions"
 value="$(le 12345 8)$(le 0 8)$(le 0 8)$(le "$dead" 4)$(le 0 4)"
 for sid in $(seq "$max"); do
 	[ "$sid" = "$live_sid" ] ||
 		echo "map update pinned $dir/bperf_sessions key $(le "$sid" 4) value $value"
 done >"$tmp/batch"
-bpftool batch file "$tmp/batch" >/dev/null || bperf_fail "cannot fill $dir/bperf_sessions"
-n=$(sids | wc -l) || bperf_fail "cannot read $dir/bperf_sessions"
-[ "$n" = "$max" ] || bperf_fail "$n sessions in the table, want $max"
+bpftool batch file "$tmp/batch" >/dev/null || bpf_test_fail "cannot fill $dir/bperf_sessions"
+n=$(sids | wc -l) || bpf_test_fail "cannot read $dir/bperf_sessions"
+[ "$n" = "$max" ] || bpf_test_fail "$n sessions in the table, want $max"
 counts_right "$((max - 1)) dead sessions and a live one" live
-left=$(sids | tr '\n' ' ') || bperf_fail "cannot read $dir/bperf_sessions"
+left=$(sids | tr '\n' ' ') || bpf_test_fail "cannot read $dir/bperf_sessions"
 [ "$left" = "$live_sid " ] ||
-	bperf_fail "sessions left in the table: ${left:-none}, want the live one, $live_sid"
+	bpf_test_fail "sessions left in the table: ${left:-none}, want the live one, $live_sid"
 echo "$((max - 1)) dead sessions reaped, the live one, $live_sid, left"
-timeout 10 sh -c "echo >'$tmp/live.fifo'" || bperf_fail "cannot end the live session"
-wait $live || bperf_fail "the live session failed: $(cat "$tmp/live.err")"
-n=$(sids | wc -l) || bperf_fail "cannot read $dir/bperf_sessions"
-[ "$n" = 0 ] || bperf_fail "$n sessions left in the table, want 0"
+timeout 10 sh -c "echo >'$tmp/live.fifo'" || bpf_test_fail "cannot end the live session"
+wait $live || bpf_test_fail "the live session failed: $(cat "$tmp/live.err")"
+n=$(sids | wc -l) || bpf_test_fail "cannot read $dir/bperf_sessions"
+[ "$n" = 0 ] || bpf_test_fail "$n sessions left in the table, want 0"
 no_programs "after the live session"
 
 # A map of another layout in the directory: refused, naming it, with
@@ -219,18 +219,18 @@ no_programs "after the live session"
 mv_tasks() {
 	rm -f "$dir/bperf_tasks"
 	bpftool map create "$dir/bperf_tasks" type array key 4 value 8 entries 16 \
-		name bperf_tasks || bperf_fail "cannot create a map with bpftool"
+		name bperf_tasks || bpf_test_fail "cannot create a map with bpftool"
 }
 mv_tasks
 refused "tasks map of another layout" "bperf_tasks is not a map of this perf" \
 	-e task-clock -- true
 no_programs "tasks map of another layout"
-[ -e "$dir/bperf_tasks" ] || bperf_fail "the foreign tasks map was removed"
+[ -e "$dir/bperf_tasks" ] || bpf_test_fail "the foreign tasks map was removed"
 find "$dir" -mindepth 1 ! -name bperf_tasks -delete
 refused "alone, a tasks map of another layout" "bperf_tasks is not a map of this perf" \
 	-e task-clock -- true
 no_programs "alone, a tasks map of another layout"
-[ -e "$dir/bperf_tasks" ] || bperf_fail "the foreign tasks map was removed"
+[ -e "$dir/bperf_tasks" ] || bpf_test_fail "the foreign tasks map was removed"
 # The same for a first session that keeps nothing.
 first_refused "first session, a tasks map of another layout" bperf_tasks \
 	"bperf_tasks is not a map of this perf"
@@ -238,16 +238,16 @@ first_refused "first session, a tasks map of another layout" bperf_tasks \
 # A foreign map of the right name and sizes, but of another number of
 # entries: refused, and a first session that keeps nothing leaves it.
 rm -rf "$dir" "$attr"
-mkdir "$dir" || bperf_fail "cannot make $dir"
+mkdir "$dir" || bpf_test_fail "cannot make $dir"
 bpftool map create "$dir/bperf_totals" type "$totals_type" key "$totals_key" \
 	value "$totals_value" entries $((totals_entries + 1)) name bperf_totals ||
-	bperf_fail "cannot create a map with bpftool"
+	bpf_test_fail "cannot create a map with bpftool"
 first_refused "first session, a totals map of other entries" bperf_totals \
 	"bperf_totals is not a map of this perf.*entries"
 rm -rf "$dir" "$attr"
 
 # Last, a session that keeps nothing leaves nothing.
-bperf_stat last -e cpu-clock -a true || bperf_fail "$(cat "$tmp/last.err")"
+bperf_stat last -e cpu-clock -a true || bpf_test_fail "$(cat "$tmp/last.err")"
 bperf_none_pinned
 no_programs "the end"
 exit 0

@@ -14,8 +14,8 @@ set -u
 . "$(dirname "$0")"/lib/bperf.sh
 
 bperf_require bpftool
-command -v unshare >/dev/null || bperf_skip "unshare not found"
-tmp=$(bperf_dir)
+command -v unshare >/dev/null || bpf_test_skip "unshare not found"
+tmp=$(bpf_test_dir)
 attr=$(bperf_attr_map)
 
 # expect_error WHAT PATTERN perf-stat-args: must fail, saying PATTERN.
@@ -24,30 +24,30 @@ expect_error() {
 
 	shift 2
 	if "$@" >"$tmp/err.out" 2>&1; then
-		bperf_fail "$what: perf stat succeeded"
+		bpf_test_fail "$what: perf stat succeeded"
 	fi
 	grep -q "$pattern" "$tmp/err.out" ||
-		bperf_fail "$what: no '$pattern' in: $(cat "$tmp/err.out")"
+		bpf_test_fail "$what: no '$pattern' in: $(cat "$tmp/err.out")"
 	echo "$what: $(grep -m1 "$pattern" "$tmp/err.out")"
 }
 
 # An upstream perf attr map (16 entries of link and map ids).
 bpftool map create "$attr" type hash key 136 value 8 entries 16 name perf_attr_map ||
-	bperf_fail "cannot create a map with bpftool"
+	bpf_test_fail "cannot create a map with bpftool"
 expect_error "upstream attr map" "is not a map of this perf" \
 	perf stat --bpf-counters --bpf-attr-map "$attr" -e cpu-clock -a true
-[ -e "$attr" ] || bperf_fail "the foreign attr map was removed"
+[ -e "$attr" ] || bpf_test_fail "the foreign attr map was removed"
 rm -f "$attr"
 
 # A right attr map, but a foreign control map beside it.
 bpftool map create "$attr" type hash key 152 value 4 entries 64 name bperf_attr ||
-	bperf_fail "cannot create a map with bpftool"
+	bpf_test_fail "cannot create a map with bpftool"
 mkdir "${attr}_dir"
 bpftool map create "${attr}_dir/bperf_ctl" type array key 4 value 8 entries 1 name bperf_ctl ||
-	bperf_fail "cannot create a map with bpftool"
+	bpf_test_fail "cannot create a map with bpftool"
 expect_error "foreign control map" "bperf_ctl is not a map of this perf" \
 	perf stat --bpf-counters --bpf-attr-map "$attr" -e cpu-clock -a true
-[ -e "${attr}_dir/bperf_ctl" ] || bperf_fail "the foreign control map was removed"
+[ -e "${attr}_dir/bperf_ctl" ] || bpf_test_fail "the foreign control map was removed"
 rm -rf "$attr" "${attr}_dir"
 
 expect_error "attr map outside bpffs" "not on a BPF filesystem" \
@@ -82,12 +82,12 @@ if command -v setpriv >/dev/null; then
 	bperf_lock
 	bperf_held root --bpf-counters --bpf-attr-map "$attr" -e cpu-clock -a
 	bperf_wait_fd $! bpf-prog ||
-		bperf_fail "bperf session did not start: $(cat "$tmp/root.err")"
+		bpf_test_fail "bperf session did not start: $(cat "$tmp/root.err")"
 	expect_error "no CAP_SYS_ADMIN" "sharing BPF counters needs CAP_SYS_ADMIN" \
 		setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin \
 		perf stat --bpf-counters --bpf-attr-map "$attr" -e cpu-clock -a true
 	n=$(bpftool prog show | grep -c ' name bperf_switch ')
-	[ "$n" = 1 ] || bperf_fail "$n bperf_switch programs loaded, want 1"
+	[ "$n" = 1 ] || bpf_test_fail "$n bperf_switch programs loaded, want 1"
 	bperf_unlock
 	wait
 	bperf_get root cpu-clock >/dev/null
@@ -97,14 +97,14 @@ fi
 printf '[stat]\n\tbpf-attr-map-persistent = true\n' >"$tmp/perfconfig"
 for i in 1 2; do
 	PERF_CONFIG="$tmp/perfconfig" bperf_stat keep -e cpu-clock -a -- sleep 0.5 ||
-		bperf_fail "session $i with persistent maps failed: $(cat "$tmp/keep.err")"
+		bpf_test_fail "session $i with persistent maps failed: $(cat "$tmp/keep.err")"
 	bperf_get keep cpu-clock >/dev/null
 	[ -e "$attr" ] && [ -e "${attr}_dir/bperf_ctl" ] ||
-		bperf_fail "persistent maps were removed"
+		bpf_test_fail "persistent maps were removed"
 	[ "$(bpftool prog show | grep -c ' name bperf_switch ')" = 0 ] ||
-		bperf_fail "the programs stay loaded with no session"
+		bpf_test_fail "the programs stay loaded with no session"
 done
 echo "persistent maps kept, programs unloaded, maps reused"
-bperf_stat last -e cpu-clock -a true || bperf_fail "$(cat "$tmp/last.err")"
+bperf_stat last -e cpu-clock -a true || bpf_test_fail "$(cat "$tmp/last.err")"
 bperf_none_pinned
 exit 0

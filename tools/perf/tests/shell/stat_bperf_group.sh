@@ -18,8 +18,8 @@ set -u
 
 bperf_require bpftool
 [ -n "${EPOCHREALTIME-}" ] ||
-	bperf_skip "bash $BASH_VERSION has no EPOCHREALTIME: the workload cannot time itself"
-tmp=$(bperf_dir)
+	bpf_test_skip "bash $BASH_VERSION has no EPOCHREALTIME: the workload cannot time itself"
+tmp=$(bpf_test_dir)
 attr=$(bperf_attr_map)
 ncpus=$(getconf _NPROCESSORS_ONLN)
 hz=$(getconf CLK_TCK)
@@ -65,9 +65,9 @@ for _ in $(seq 600); do
 	sleep 0.1
 done
 [ -s "$tmp/lone.start" ] && [ -s "$tmp/grp.start" ] ||
-	bperf_fail "sessions did not start: $(cat "$tmp/lone.err" "$tmp/grp.err")"
+	bpf_test_fail "sessions did not start: $(cat "$tmp/lone.err" "$tmp/grp.err")"
 n=$(bperf_entries "$attr")
-[ "$n" = 3 ] || bperf_fail "want 3 events in the attr map, found $n"
+[ "$n" = 3 ] || bpf_test_fail "want 3 events in the attr map, found $n"
 sleep 2
 bperf_unlock
 wait
@@ -77,10 +77,10 @@ bperf_check_util "grouped cpu-clock" "$ncpus" grp cpu-clock 10
 
 # Every event of a group has to be a BPF counter.
 if perf stat -e '{cpu-clock:b,task-clock}' -a true >"$tmp/mixed.out" 2>&1; then
-	bperf_fail "a group mixing BPF and plain counters was accepted"
+	bpf_test_fail "a group mixing BPF and plain counters was accepted"
 fi
 grep -q "every event of a group must use BPF counters" "$tmp/mixed.out" ||
-	bperf_fail "no clear error for a mixed group: $(cat "$tmp/mixed.out")"
+	bpf_test_fail "no clear error for a mixed group: $(cat "$tmp/mixed.out")"
 
 bperf_none_pinned
 exit 0

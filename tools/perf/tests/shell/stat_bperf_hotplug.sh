@@ -22,13 +22,13 @@ bperf_require taskset python3 bpftool
 bperf_cpu1_hotplug 2
 
 # cpu1_util OUT: the CPUs utilized perf stat -A printed for CPU 1's
-# cpu-clock in $(bperf_dir)/OUT.out (CSV: CPU, count, unit, event, ...),
+# cpu-clock in $(bpf_test_dir)/OUT.out (CSV: CPU, count, unit, event, ...),
 # 0 if it printed none ("<not supported>" when nothing counted there).
 cpu1_util() {
 	awk -F, '$1 == "CPU1" && $4 ~ /^cpu-clock/ {
 			u = $(NF - 1)
 		}
-		END { print (u ~ /^[0-9.]+$/ ? u : 0) }' "$(bperf_dir)/$1.out"
+		END { print (u ~ /^[0-9.]+$/ ? u : 0) }' "$(bpf_test_dir)/$1.out"
 }
 
 # fifo_get FIFO, fifo_put FIFO: read a line from FIFO, write one to it;
@@ -46,7 +46,7 @@ fifo_put() {
 sessions() {
 	local tmp w state
 
-	tmp=$(bperf_dir)
+	tmp=$(bpf_test_dir)
 	echo "== CPU 1 $1"
 	bperf_stat percpu -e cpu-clock -a -A -- sleep 1
 	plain_stat percpu_ref -e cpu-clock -a -A -- sleep 1
@@ -60,13 +60,13 @@ sessions() {
 		"$tmp/ready" "$tmp/go" bash "$tmp/spin.sh" "$tmp/work.cpu" "$hz" &
 	w=$!
 	fifo_get "$tmp/ready" ||
-		bperf_fail "the session did not start: $(cat "$tmp/work.err")"
+		bpf_test_fail "the session did not start: $(cat "$tmp/work.err")"
 	# the long session's two slots, one of them shared
 	state=$(bperf_slots_state)
 	fifo_put "$tmp/go"
 	wait $w
 	[ "$state" = "2 3 1" ] ||
-		bperf_fail "$1: slots, users, task users: $state, not 2 3 1"
+		bpf_test_fail "$1: slots, users, task users: $state, not 2 3 1"
 	bperf_check_spin "$1: a workload on CPU 1" work task-clock
 	plain_stat work_ref -e task-clock -- taskset -c 1 \
 		bash "$tmp/spin.sh" "$tmp/work_ref.cpu" "$hz"
@@ -75,11 +75,11 @@ sessions() {
 }
 
 hz=$(getconf CLK_TCK)
-bperf_spin_script "$(bperf_dir)/spin.sh"
+bperf_spin_script "$(bpf_test_dir)/spin.sh"
 # gate.sh READY GO CMD...: a workload that says on the fifo READY that
 # it started, waits (60 s at most) for a line on the fifo GO, then runs
 # CMD; with bash's builtins only, so that it forks nothing perf counts
-cat >"$(bperf_dir)/gate.sh" <<'EOF'
+cat >"$(bpf_test_dir)/gate.sh" <<'EOF'
 exec 3<>"$1" 4<>"$2"
 echo >&3
 read -r -t 60 _ <&4 || exit 1
@@ -88,7 +88,7 @@ shift 2
 exec "$@"
 EOF
 
-bperf_cpu1 0 || bperf_skip "cannot take CPU 1 offline"
+bperf_cpu1 0 || bpf_test_skip "cannot take CPU 1 offline"
 
 # the long session, set up while CPU 1 is offline
 bperf_lock
@@ -96,44 +96,44 @@ bperf_held long --bpf-counters --bpf-attr-map "$(bperf_attr_map)" \
 	-a -e cpu-clock,task-clock
 long=$!
 # its workload starts once it counts
-bperf_until 60 test -s "$(bperf_dir)/long.start" ||
-	bperf_fail "the long session did not start: $(cat "$(bperf_dir)/long.err")"
+bperf_until 60 test -s "$(bpf_test_dir)/long.start" ||
+	bpf_test_fail "the long session did not start: $(cat "$(bpf_test_dir)/long.err")"
 
-bperf_cpu1 1 || bperf_fail "cannot bring CPU 1 online"
+bperf_cpu1 1 || bpf_test_fail "cannot bring CPU 1 online"
 sessions "onlined after the slots were set up"
 
-bperf_cpu1 0 || bperf_fail "cannot take CPU 1 offline again"
-bperf_cpu1 1 || bperf_fail "cannot bring CPU 1 back online"
+bperf_cpu1 0 || bpf_test_fail "cannot take CPU 1 offline again"
+bperf_cpu1 1 || bpf_test_fail "cannot bring CPU 1 back online"
 sessions "offline and back online"
 
 # A session killed as it opens CPU 1's events again, those of the first
 # group out of the array with their notes pending, the others stale
 # (PERF_BPERF_STOP=reopen: it stops itself there, see
 # stat_bperf_kill_steps.sh): the next session must open them all.
-bperf_cpu1 0 || bperf_fail "cannot take CPU 1 offline a third time"
-bperf_cpu1 1 || bperf_fail "cannot bring CPU 1 back online a third time"
+bperf_cpu1 0 || bpf_test_fail "cannot take CPU 1 offline a third time"
+bperf_cpu1 1 || bpf_test_fail "cannot bring CPU 1 back online a third time"
 PERF_BPERF_STOP=reopen perf stat --bpf-counters --bpf-attr-map \
-	"$(bperf_attr_map)" -x, -o "$(bperf_dir)/victim.out" -e cpu-clock -a \
-	-- true 2>"$(bperf_dir)/victim.err" 9>&- &
+	"$(bperf_attr_map)" -x, -o "$(bpf_test_dir)/victim.out" -e cpu-clock -a \
+	-- true 2>"$(bpf_test_dir)/victim.err" 9>&- &
 victim=$!
-bperf_track $victim
+bpf_test_track $victim
 if ! bperf_until 60 bperf_stopped $victim; then
-	bperf_gone $victim &&
-		bperf_fail "the session ended before it opened the events again:" \
-			"$(cat "$(bperf_dir)/victim.err")"
+	bpf_test_gone $victim &&
+		bpf_test_fail "the session ended before it opened the events again:" \
+			"$(cat "$(bpf_test_dir)/victim.err")"
 	kill -9 $victim 2>/dev/null
-	bperf_fail "the session did not stop where it opens the events again"
+	bpf_test_fail "the session did not stop where it opens the events again"
 fi
 kill -9 $victim
 wait $victim 2>/dev/null
-[ $? = 137 ] || bperf_fail "the session stopped at the step was not killed"
+[ $? = 137 ] || bpf_test_fail "the session stopped at the step was not killed"
 sessions "offline and back online, then a session killed opening its events"
 
 # iv_stats: how many intervals the -I session printed, and CPU 1's
 # cpu-clock over CPU 0's in the last three (CSV: time, CPU, count, unit,
 # event, ...).
 iv_stats() {
-	[ -f "$(bperf_dir)/iv.out" ] || {
+	[ -f "$(bpf_test_dir)/iv.out" ] || {
 		echo 0 0
 		return
 	}
@@ -151,7 +151,7 @@ iv_stats() {
 			}
 			r = c0 > 0 ? c1 / c0 : 0
 			print n + 0, r
-		}' "$(bperf_dir)/iv.out"
+		}' "$(bpf_test_dir)/iv.out"
 }
 
 # iv_past N: the -I session printed more than N intervals.
@@ -163,27 +163,27 @@ iv_past() {
 }
 
 echo "== CPU 1 offline and back online under a session reading it"
-rm -f "$(bperf_dir)/stop"
-mkfifo "$(bperf_dir)/stop"
+rm -f "$(bpf_test_dir)/stop"
+mkfifo "$(bpf_test_dir)/stop"
 bperf_stat iv -e cpu-clock -a -A -I 500 -- bash -c \
-	'exec 3<>"$0"; read -r -t 120 _ <&3' "$(bperf_dir)/stop" &
+	'exec 3<>"$0"; read -r -t 120 _ <&3' "$(bpf_test_dir)/stop" &
 iv=$!
 bperf_until 60 iv_past 0 ||
-	bperf_fail "the -I session did not start: $(cat "$(bperf_dir)"/iv.{out,err})"
-bperf_cpu1 0 || bperf_fail "cannot take CPU 1 offline a fourth time"
-bperf_cpu1 1 || bperf_fail "cannot bring CPU 1 back online a fourth time"
+	bpf_test_fail "the -I session did not start: $(cat "$(bpf_test_dir)"/iv.{out,err})"
+bperf_cpu1 0 || bpf_test_fail "cannot take CPU 1 offline a fourth time"
+bperf_cpu1 1 || bpf_test_fail "cannot bring CPU 1 back online a fourth time"
 read -r n _ <<<"$(iv_stats)"
 # the read that opens CPU 1's events again, then three whole intervals
 bperf_until 60 iv_past $((n + 4)) ||
-	bperf_fail "the -I session stopped printing: $(cat "$(bperf_dir)/iv.err")"
-fifo_put "$(bperf_dir)/stop"
+	bpf_test_fail "the -I session stopped printing: $(cat "$(bpf_test_dir)/iv.err")"
+fifo_put "$(bpf_test_dir)/stop"
 wait $iv
 read -r n ratio <<<"$(iv_stats)"
 bperf_check "-I session, last 3 of $n intervals: CPU 1's cpu-clock over CPU 0's" \
 	1 "$ratio" 10
 
 bperf_unlock
-wait $long || bperf_fail "the long session failed: $(cat "$(bperf_dir)/long.err")"
+wait $long || bpf_test_fail "the long session failed: $(cat "$(bpf_test_dir)/long.err")"
 bperf_get long cpu-clock >/dev/null
 bperf_none_pinned
 exit 0

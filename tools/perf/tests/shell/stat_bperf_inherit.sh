@@ -13,8 +13,8 @@ set -u
 
 bperf_require
 [ -n "${EPOCHREALTIME-}" ] ||
-	bperf_skip "bash $BASH_VERSION has no EPOCHREALTIME: the workload cannot time itself"
-tmp=$(bperf_dir)
+	bpf_test_skip "bash $BASH_VERSION has no EPOCHREALTIME: the workload cannot time itself"
+tmp=$(bpf_test_dir)
 hz=$(getconf CLK_TCK)
 
 # A child and a grandchild of the workload spin until a common deadline
@@ -58,7 +58,7 @@ workload() {
 	perf stat "$@" -x, -o "$tmp/$out.out" -e task-clock -- \
 		bash "$tmp/work.sh" "$tmp/$out.cpu" "$hz" 2>"$tmp/$out.err"
 	[ "$(wc -l 2>/dev/null <"$tmp/$out.cpu")" = 5 ] ||
-		bperf_fail "$out: the workload did not run: $(cat "$tmp/$out.err")"
+		bpf_test_fail "$out: the workload did not run: $(cat "$tmp/$out.err")"
 }
 
 # ran NAME [ROLE]: the msec NAME's workload processes (of ROLE) ran
@@ -113,7 +113,7 @@ for mode in inherit no-inherit; do
 		awk -v n="$kids" -v r="$kids_ref" -v i="$kids_inh" 'BEGIN {
 			exit !(n > 0 && n < i / 4 && n >= r / 2 - 5 && n <= r * 1.5 + 5)
 		}' ||
-			bperf_fail "-p --no-inherit: $kids is not the parent alone:" \
+			bpf_test_fail "-p --no-inherit: $kids is not the parent alone:" \
 				"perf stat counted $kids_ref, with the children $kids_inh"
 	fi
 done

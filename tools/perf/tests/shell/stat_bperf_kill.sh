@@ -12,7 +12,7 @@ set -u
 . "$(dirname "$0")"/lib/bperf.sh
 
 bperf_require bpftool
-tmp=$(bperf_dir)
+tmp=$(bpf_test_dir)
 attr=$(bperf_attr_map)
 
 bperf_lock
@@ -30,7 +30,7 @@ bperf_held ref -e cpu-clock -a
 # checked, leaving no task in the tasks map.
 perf test -w noploop 1200 9>&- &
 busy=$!
-bperf_track $busy
+bpf_test_track $busy
 
 # started EVENT: the held sessions are registered and the victim counts,
 # every event of it loaded: it printed EVENT twice
@@ -50,14 +50,14 @@ for victim_args in "-e task-clock -p $busy" "-e task-clock,task-clock -p $busy" 
 	perf stat --bpf-counters --bpf-attr-map "$attr" -I 100 -x, -o "$tmp/victim.out" \
 		$victim_args >/dev/null 2>&1 9>&- &
 	victim=$!
-	bperf_track $victim
-	bperf_until 60 started "$event" || bperf_fail "$victim_args: sessions did not start"
+	bpf_test_track $victim
+	bperf_until 60 started "$event" || bpf_test_fail "$victim_args: sessions did not start"
 	[ "$(bperf_entries "$attr")" = 2 ] ||
-		bperf_fail "$victim_args: want 2 events in the attr map"
+		bpf_test_fail "$victim_args: want 2 events in the attr map"
 	case "$victim_args" in
 	*-p*)
 		[ "$(bperf_entries "${attr}_dir/bperf_tasks")" -ge 1 ] ||
-			bperf_fail "$victim_args: the victim tracks no task"
+			bpf_test_fail "$victim_args: the victim tracks no task"
 		;;
 	esac
 
@@ -67,14 +67,15 @@ for victim_args in "-e task-clock -p $busy" "-e task-clock,task-clock -p $busy" 
 
 	# A new session reclaims what the victim left.
 	bperf_stat new -e cpu-clock -a true ||
-		bperf_fail "a new session failed: $(cat "$tmp/new.err")"
+		bpf_test_fail "a new session failed: $(cat "$tmp/new.err")"
 	sessions=$(bperf_entries "${attr}_dir/bperf_sessions")
 	events=$(bperf_entries "$attr")
 	tasks=$(bperf_entries "${attr}_dir/bperf_tasks")
 	echo "after the next session: $sessions sessions, $events events, $tasks tasks"
-	[ "$sessions" = 2 ] || bperf_fail "$victim_args: the dead session is still registered"
-	[ "$events" = 1 ] || bperf_fail "$victim_args: the dead session's event slot is still there"
-	[ "$tasks" = 0 ] || bperf_fail "$victim_args: the dead session's tasks are still tracked"
+	[ "$sessions" = 2 ] || bpf_test_fail "$victim_args: the dead session is still registered"
+	[ "$events" = 1 ] ||
+		bpf_test_fail "$victim_args: the dead session's event slot is still there"
+	[ "$tasks" = 0 ] || bpf_test_fail "$victim_args: the dead session's tasks are still tracked"
 done
 
 sleep 1

@@ -25,7 +25,7 @@ set -u
 . "$(dirname "$0")"/lib/bperf.sh
 
 bperf_require bpftool python3
-tmp=$(bperf_dir)
+tmp=$(bpf_test_dir)
 attr=$(bperf_attr_map)
 
 bperf_objects >"$tmp/objects.before"
@@ -36,7 +36,7 @@ objects_back() {
 # What the task sessions count, with -p: a process that outlives them.
 perf test -w noploop 1200 9>&- &
 busy=$!
-bperf_track $busy
+bpf_test_track $busy
 
 bperf_lock
 for s in a b; do
@@ -48,17 +48,17 @@ perf stat --bpf-counters --bpf-attr-map "$attr" -x, -o "$tmp/held_p.out" \
 held_p=$!
 perf stat -x, -o "$tmp/ref_p.out" -e task-clock -p $busy 2>"$tmp/ref_p.err" 9>&- &
 ref_p=$!
-bperf_track "$held_p $ref_p"
+bpf_test_track "$held_p $ref_p"
 held_started() {
 	[ -s "$tmp/a.start" ] && [ -s "$tmp/b.start" ] && [ -s "$tmp/ref.start" ] &&
 		[ "$(bperf_entries "${attr}_dir/bperf_sessions" 2>/dev/null)" = 3 ] &&
 		[ "$(bperf_entries "${attr}_dir/bperf_roots" 2>/dev/null)" = 1 ]
 }
 bperf_until 60 held_started ||
-	bperf_fail "the held sessions did not start:" \
+	bpf_test_fail "the held sessions did not start:" \
 		"$(cat "$tmp"/a.err "$tmp"/b.err "$tmp"/held_p.err)"
 bperf_wait_fd $ref_p perf_event ||
-	bperf_fail "the plain -p session did not start: $(cat "$tmp/ref_p.err")"
+	bpf_test_fail "the plain -p session did not start: $(cat "$tmp/ref_p.err")"
 
 # Each step, and the options of the session killed there.  "unref" and
 # "leave" come once the session ends by itself (--timeout), as it gives
@@ -80,7 +80,7 @@ victim=
 # the other sessions need to end, then fail the test.
 fail() {
 	[ -z "$victim" ] || kill -9 "$victim" 2>/dev/null
-	bperf_fail "$@"
+	bpf_test_fail "$@"
 }
 for s in "${steps[@]}"; do
 	step=${s%%:*}
@@ -89,9 +89,9 @@ for s in "${steps[@]}"; do
 	PERF_BPERF_STOP=$step perf stat --bpf-counters --bpf-attr-map "$attr" -x, \
 		-o "$tmp/victim.out" $args 2>"$tmp/victim.err" 9>&- &
 	victim=$!
-	bperf_track $victim
+	bpf_test_track $victim
 	if ! bperf_until 60 bperf_stopped $victim; then
-		bperf_gone $victim && fail "$step, $args: ended before the step:" \
+		bpf_test_gone $victim && fail "$step, $args: ended before the step:" \
 			"$(cat "$tmp/victim.err")"
 		fail "$step, $args: did not stop at the step"
 	fi
@@ -124,7 +124,7 @@ bperf_unlock
 kill -INT $held_p $ref_p
 for p in $(jobs -p); do
 	[ "$p" = $busy ] && continue
-	bperf_until 60 bperf_gone "$p" || bperf_fail "session $p did not end"
+	bperf_until 60 bpf_test_gone "$p" || bpf_test_fail "session $p did not end"
 done
 bperf_check_rates ref cpu-clock a b
 bperf_check_util "session held_p, task-clock" ref_p held_p task-clock 10
@@ -134,25 +134,25 @@ bperf_none_pinned "after the held sessions"
 perf stat --bpf-counters --bpf-attr-map "$attr" -x, -I 100 -o "$tmp/last.out" \
 	-e cpu-clock -a 2>"$tmp/last.err" 9>&- &
 last=$!
-bperf_track $last
+bpf_test_track $last
 counting() {
 	grep -q ',cpu-clock,' "$tmp/last.out" 2>/dev/null
 }
-bperf_until 60 counting || bperf_fail "the last session did not count: $(cat "$tmp/last.err")"
+bperf_until 60 counting || bpf_test_fail "the last session did not count: $(cat "$tmp/last.err")"
 kill -9 $last
 wait $last 2>/dev/null
 events=$(bperf_entries "$attr")
 slots=$(bperf_slots_state)
 echo "the last session killed: $events events, slots (set up, users, task users) $slots"
 [ "$events,$slots" = "1,1 1 0" ] ||
-	bperf_fail "want the killed last session's event and slot still pinned"
+	bpf_test_fail "want the killed last session's event and slot still pinned"
 bperf_stat release -a -e cpu-clock true ||
-	bperf_fail "the release command failed: $(cat "$tmp/release.err")"
+	bpf_test_fail "the release command failed: $(cat "$tmp/release.err")"
 bperf_none_pinned "after the release command"
 kill $busy
 wait
 bperf_until 30 objects_back ||
-	bperf_fail "left loaded after the release command:" \
+	bpf_test_fail "left loaded after the release command:" \
 		"$(bperf_objects | grep -vxFf "$tmp/objects.before")"
 echo "nothing of bperf left"
 exit 0

@@ -19,8 +19,8 @@ set -u
 . "$(dirname "$0")"/lib/bperf.sh
 
 bperf_require bpftool
-bperf_stats_on
-tmp=$(bperf_dir)
+bpf_test_stats_on
+tmp=$(bpf_test_dir)
 attr=$(bperf_attr_map)
 loops=20000
 
@@ -61,7 +61,7 @@ wait_started() {
 		kill -0 "$2" 2>/dev/null || break
 		sleep 0.1
 	done
-	bperf_fail "session $1 did not start: $(cat "$tmp/$1.err")"
+	bpf_test_fail "session $1 did not start: $(cat "$tmp/$1.err")"
 }
 
 # links_of PROG_ID...: the links in the system that run one of them
@@ -85,7 +85,7 @@ expect_links() {
 		sleep 0.1
 	done
 	bpftool link show
-	bperf_fail "$2: $n links of the bperf programs, want $1"
+	bpf_test_fail "$2: $n links of the bperf programs, want $1"
 }
 
 # run_cnt ID: how many times the program ran since stats were enabled
@@ -107,7 +107,7 @@ load() {
 
 	c0=$(ctxt)
 	timeout 120 perf bench sched pipe -T -l $loops >/dev/null 2>&1 9>&- ||
-		bperf_fail "perf bench sched pipe failed"
+		bpf_test_fail "perf bench sched pipe failed"
 	switched=$((switched + $(ctxt) - c0))
 }
 
@@ -116,9 +116,9 @@ load() {
 task_session() {
 	perf stat --bpf-counters --bpf-attr-map "$attr" -x, -o "$tmp/$1.out" \
 		-e cpu-clock -p "$busy" 2>"$tmp/$1.err" 9>&- &
-	bperf_track $!
+	bpf_test_track $!
 	wait_held $! "bpf?link" 3 ||
-		bperf_fail "task session $1 holds no links: $(cat "$tmp/$1.err")"
+		bpf_test_fail "task session $1 holds no links: $(cat "$tmp/$1.err")"
 }
 
 # CPU-wide: plain perf stat first, so that its window holds bperf's
@@ -134,18 +134,18 @@ wait_started all $all
 wait_started cpu0 $cpu0
 for p in $all $cpu0; do
 	[ "$(nr_held "$p" bpf-prog)" = 6 ] ||
-		bperf_fail "session $p holds $(nr_held "$p" bpf-prog) programs, want 6"
+		bpf_test_fail "session $p holds $(nr_held "$p" bpf-prog) programs, want 6"
 done
 held=$(fds_of $all bpf-prog prog_id | tr '\n' ' ')
 [ "$(fds_of $cpu0 bpf-prog prog_id | tr '\n' ' ')" = "$held" ] ||
-	bperf_fail "the two sessions hold different programs:" \
+	bpf_test_fail "the two sessions hold different programs:" \
 		"$held and $(fds_of $cpu0 bpf-prog prog_id)"
 cpuhp=$(for id in $held; do
 	bpftool prog show id "$id" | awk '/ name bperf_cpuhp / { print $1 + 0 }'
 done)
-[ -n "$cpuhp" ] || bperf_fail "no bperf_cpuhp among the programs held: $held"
+[ -n "$cpuhp" ] || bpf_test_fail "no bperf_cpuhp among the programs held: $held"
 [ "$(links_of "$cpuhp" | wc -l)" = 1 ] ||
-	bperf_fail "bperf_cpuhp has links $(links_of "$cpuhp"), want one"
+	bpf_test_fail "bperf_cpuhp has links $(links_of "$cpuhp"), want one"
 # the links below are the task hooks'
 progs=$(for id in $held; do
 	[ "$id" = "$cpuhp" ] || echo "$id"
@@ -153,10 +153,10 @@ done | tr '\n' ' ')
 switch=$(for id in $progs; do
 	bpftool prog show id "$id" | awk '/ name bperf_switch / { print $1 + 0 }'
 done)
-[ -n "$switch" ] || bperf_fail "no bperf_switch among the programs held: $progs"
+[ -n "$switch" ] || bpf_test_fail "no bperf_switch among the programs held: $progs"
 for p in $all $cpu0; do
 	[ "$(nr_held "$p" "bpf?link")" = 0 ] ||
-		bperf_fail "CPU-wide session $p holds links: $(fds_of "$p" "bpf?link" link_id)"
+		bpf_test_fail "CPU-wide session $p holds links: $(fds_of "$p" "bpf?link" link_id)"
 done
 expect_links 0 "two CPU-wide sessions"
 
@@ -164,32 +164,33 @@ c0=$(run_cnt "$switch")
 load
 c1=$(run_cnt "$switch")
 echo "CPU-wide sessions only: $switched context switches, bperf_switch ran $((c1 - c0)) times"
-[ "$switched" -ge $loops ] || bperf_fail "only $switched context switches under load"
-[ "$c1" = "$c0" ] || bperf_fail "bperf_switch ran $((c1 - c0)) times with CPU-wide sessions only"
+[ "$switched" -ge $loops ] || bpf_test_fail "only $switched context switches under load"
+[ "$c1" = "$c0" ] || bpf_test_fail "bperf_switch ran $((c1 - c0)) times with CPU-wide sessions only"
 
 # task sessions: the first attaches, the second shares
 perf test -w noploop 1000 9>&- &
 busy=$!
-bperf_track $busy
+bpf_test_track $busy
 task_session task1
 task1=$!
 expect_links 3 "one task session"
 links=$(fds_of $task1 "bpf?link" link_id | tr '\n' ' ')
 # shellcheck disable=SC2086
 [ "$(links_of $progs | tr '\n' ' ')" = "$links" ] ||
-	bperf_fail "the task session holds links $links, the system has $(links_of $progs)"
+	bpf_test_fail "the task session holds links $links, the system has $(links_of $progs)"
 
 c0=$(run_cnt "$switch")
 load
 c1=$(run_cnt "$switch")
 echo "with a task session: bperf_switch ran $((c1 - c0)) times"
 [ $((c1 - c0)) -ge $loops ] ||
-	bperf_fail "bperf_switch ran $((c1 - c0)) times with a task session, want $loops or more"
+	bpf_test_fail "bperf_switch ran $((c1 - c0)) times with a task session, want $loops or more"
 
 task_session task2
 task2=$!
 [ "$(fds_of $task2 "bpf?link" link_id | tr '\n' ' ')" = "$links" ] ||
-	bperf_fail "the second task session holds $(fds_of $task2 "bpf?link" link_id), not $links"
+	bpf_test_fail "the second task session holds" \
+		"$(fds_of $task2 "bpf?link" link_id), not $links"
 expect_links 3 "two task sessions"
 
 # the first exits, having counted the busy loop it watched: the second
@@ -205,7 +206,7 @@ expect_links 0 "every task session gone"
 task_session task3
 task3=$!
 new=$(fds_of $task3 "bpf?link" link_id | tr '\n' ' ')
-[ "$new" != "$links" ] || bperf_fail "the third task session holds the old links $links"
+[ "$new" != "$links" ] || bpf_test_fail "the third task session holds the old links $links"
 expect_links 3 "a task session after the others"
 kill -INT $task3
 wait $task3
@@ -218,7 +219,7 @@ c0=$(run_cnt "$switch")
 load
 c1=$(run_cnt "$switch")
 [ "$c1" = "$c0" ] ||
-	bperf_fail "bperf_switch ran $((c1 - c0)) times after the task sessions left"
+	bpf_test_fail "bperf_switch ran $((c1 - c0)) times after the task sessions left"
 
 # the CPU-wide sessions counted right all along
 bperf_unlock
@@ -230,7 +231,7 @@ r=$(bperf_get ref context-switches)
 echo "context-switches: $n with bperf, $r with plain perf stat, $switched made by the loads"
 awk -v n="$n" -v r="$r" -v s="$switched" \
 	'BEGIN { exit !(n >= s && n <= r * 1.05) }' ||
-	bperf_fail "bperf counted $n context switches: want at least the $switched" \
+	bpf_test_fail "bperf counted $n context switches: want at least the $switched" \
 		"of the loads, at most 5% above plain perf stat's $r"
 bperf_none_pinned
 echo "Passed"

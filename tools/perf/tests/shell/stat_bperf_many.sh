@@ -19,7 +19,7 @@ set -u
 . "$(dirname "$0")"/lib/bperf.sh
 
 bperf_require bpftool
-tmp=$(bperf_dir)
+tmp=$(bpf_test_dir)
 attr=$(bperf_attr_map)
 ncpus=$(getconf _NPROCESSORS_ONLN)
 
@@ -33,13 +33,13 @@ for n in 40 200; do
 		else
 			bperf_stat "s$i" -e task-clock -p "$pid" 9>&- &
 		fi
-		bperf_track $!
+		bpf_test_track $!
 	done
 	plain_stat cpu_ref -e cpu-clock -a -- flock -s "$tmp/lock" true 9>&- &
 	ref_a=$!
 	plain_stat task_ref -e task-clock -p "$pid" 9>&- &
 	ref_p=$!
-	bperf_track "$ref_a $ref_p"
+	bpf_test_track "$ref_a $ref_p"
 
 	# perf starts in about a second in a TCG VM: allow 3 a session
 	registered=0
@@ -49,12 +49,12 @@ for n in 40 200; do
 		sleep 0.3
 	done
 	[ "$registered" = "$n" ] ||
-		bperf_fail "$registered of $n sessions registered:" \
+		bpf_test_fail "$registered of $n sessions registered:" \
 			"$(cat "$tmp"/s*.err | sort | uniq -c)"
 	bperf_wait_fd $ref_a perf_event && bperf_wait_fd $ref_p perf_event ||
-		bperf_fail "the reference sessions did not start"
+		bpf_test_fail "the reference sessions did not start"
 	progs=$(bpftool prog show | grep -c ' name bperf_switch ')
-	[ "$progs" = 1 ] || bperf_fail "$n sessions: $progs bperf_switch programs, want 1"
+	[ "$progs" = 1 ] || bpf_test_fail "$n sessions: $progs bperf_switch programs, want 1"
 	echo "$n sessions counting, one bperf_switch program"
 
 	sleep 1
@@ -80,7 +80,7 @@ for n in 40 200; do
 		fi
 		bad=$((bad + 1))
 	done
-	[ $bad = 0 ] || bperf_fail "$bad of $n sessions counted wrong"
+	[ $bad = 0 ] || bpf_test_fail "$bad of $n sessions counted wrong"
 	echo "all $n sessions count right"
 	bperf_none_pinned
 done

@@ -14,7 +14,7 @@ set -u
 . "$(dirname "$0")"/lib/bperf.sh
 
 bperf_require python3 bpftool
-tmp=$(bperf_dir)
+tmp=$(bpf_test_dir)
 
 # helper threads OUT FIFO: a process whose second thread writes its tid
 #   to OUT and exits once FIFO has a line; the process then sleeps.
@@ -77,9 +77,9 @@ EOF
 task_session() {
 	bperf_stat "$1" -e task-clock -p "$2" &
 	session=$!
-	bperf_track $session
+	bpf_test_track $session
 	bperf_wait_fd $session "bpf?link" ||
-		bperf_fail "session $1 did not start: $(cat "$tmp/$1.err")"
+		bpf_test_fail "session $1 did not start: $(cat "$tmp/$1.err")"
 }
 
 thread_gone() {
@@ -99,33 +99,33 @@ field() {
 mkfifo "$tmp/exit" "$tmp/go"
 python3 "$tmp/helper.py" threads "$tmp/tid" "$tmp/exit" &
 x=$!
-bperf_track $x
-bperf_until 30 test -s "$tmp/tid" || bperf_fail "the two-thread process did not start"
+bpf_test_track $x
+bperf_until 30 test -s "$tmp/tid" || bpf_test_fail "the two-thread process did not start"
 tid=$(cat "$tmp/tid")
 echo "process $x, second thread $tid"
 
 task_session a "$x"
 a=$session
-bperf_until 60 roots 2 || bperf_fail "session A did not register both threads"
+bperf_until 60 roots 2 || bpf_test_fail "session A did not register both threads"
 echo exit >"$tmp/exit"
-bperf_until 30 thread_gone || bperf_fail "thread $tid did not exit"
+bperf_until 30 thread_gone || bpf_test_fail "thread $tid did not exit"
 # A's registration keeps the entry of the thread that exited
 [ "$(bperf_entries "$(bperf_attr_map)_dir/bperf_tasks")" = 2 ] ||
-	bperf_fail "want the entries of both threads of $x kept for A"
+	bpf_test_fail "want the entries of both threads of $x kept for A"
 
 # Can this kernel give the tid to a new task?
 python3 "$tmp/helper.py" spawn "$tid" "$tmp/probe.ru" true 2>"$tmp/probe.err"
 case $? in
 0) ;;
-4) bperf_skip "$(cat "$tmp/probe.err")" ;;
-*) bperf_fail "$(cat "$tmp/probe.err")" ;;
+4) bpf_test_skip "$(cat "$tmp/probe.err")" ;;
+*) bpf_test_fail "$(cat "$tmp/probe.err")" ;;
 esac
 
 # A workload whose child gets the tid: the session follows the fork.
 bperf_stat c -e task-clock -- python3 "$tmp/helper.py" spawn "$tid" "$tmp/w.ru" \
 	perf test -w noploop 2 ||
-	bperf_fail "session C failed: $(cat "$tmp/c.err")"
-[ "$(field 1 "$tmp/w.ru")" = "$tid" ] || bperf_fail "the forked task's pid is not $tid"
+	bpf_test_fail "session C failed: $(cat "$tmp/c.err")"
+[ "$(field 1 "$tmp/w.ru")" = "$tid" ] || bpf_test_fail "the forked task's pid is not $tid"
 count=$(bperf_get c task-clock)
 bperf_check "workload forking tid $tid, task-clock (reference: the CPU time of both)" \
 	"$(field 3 "$tmp/w.ru")" "$count" 15
@@ -148,29 +148,29 @@ half_a_second() {
 python3 "$tmp/helper.py" spawn "$tid" "$tmp/p.ru" \
 	sh -c 'read -r _ <"$0"; exec perf test -w noploop 4' "$tmp/go" 2>"$tmp/p.spawn" &
 sp=$!
-bperf_track $sp
+bpf_test_track $sp
 bperf_until 30 test -e "/proc/$tid" ||
-	bperf_fail "no new task of tid $tid: $(cat "$tmp/p.spawn")"
+	bpf_test_fail "no new task of tid $tid: $(cat "$tmp/p.spawn")"
 task_session b "$tid"
 b=$session
-bperf_until 60 roots 3 || bperf_fail "session B did not register tid $tid"
+bperf_until 60 roots 3 || bpf_test_fail "session B did not register tid $tid"
 echo go >"$tmp/go"
 
 # A ends while the new task runs and is tracked for B: A counted its
 # process, which slept, and nothing of the new task.
-bperf_until 60 half_a_second || bperf_fail "the task of tid $tid does not run"
+bperf_until 60 half_a_second || bpf_test_fail "the task of tid $tid does not run"
 # $a is the subshell running perf stat
 pkill -INT -P $a
 wait $a
 count=$(bperf_get a task-clock)
 echo "-p $x, task-clock: $count ms, stopped once the new task had run for 500 ms"
 awk -v c="$count" 'BEGIN { exit !(c < 250) }' ||
-	bperf_fail "session A counted $count ms, some of them of a task that was not its"
+	bpf_test_fail "session A counted $count ms, some of them of a task that was not its"
 kill $x
 
-wait $sp || bperf_fail "the task of tid $tid failed: $(cat "$tmp/p.spawn")"
+wait $sp || bpf_test_fail "the task of tid $tid failed: $(cat "$tmp/p.spawn")"
 wait $b
-[ "$(field 1 "$tmp/p.ru")" = "$tid" ] || bperf_fail "the new task's pid is not $tid"
+[ "$(field 1 "$tmp/p.ru")" = "$tid" ] || bpf_test_fail "the new task's pid is not $tid"
 count=$(bperf_get b task-clock)
 bperf_check "-p $tid, task-clock of the new task (reference: its CPU time)" \
 	"$(field 2 "$tmp/p.ru")" "$count" 15

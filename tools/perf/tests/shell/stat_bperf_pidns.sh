@@ -17,10 +17,10 @@ set -u
 . "$(dirname "$0")"/lib/bperf.sh
 
 bperf_require bpftool unshare
-tmp=$(bperf_dir)
+tmp=$(bpf_test_dir)
 attr=$(bperf_attr_map)
 unshare -pf --mount-proc true 2>"$tmp/unshare.err" ||
-	bperf_skip "no pid namespaces (CONFIG_PID_NS): $(cat "$tmp/unshare.err")"
+	bpf_test_skip "no pid namespaces (CONFIG_PID_NS): $(cat "$tmp/unshare.err")"
 
 # ns_stat OUT [perf stat options]: perf stat --bpf-counters on our maps,
 # in a new pid namespace, CSV to $tmp/OUT.out, errors to $tmp/OUT.err.
@@ -48,33 +48,33 @@ held_started() {
 		[ "$(bperf_entries "${attr}_dir/bperf_sessions" 2>/dev/null)" = 1 ]
 }
 bperf_until 60 held_started ||
-	bperf_fail "the host's session did not start: $(cat "$tmp/host.err")"
+	bpf_test_fail "the host's session did not start: $(cat "$tmp/host.err")"
 
 # Tasks: a workload, and -p of a process of the namespace.
 ns_stat work -e task-clock -- perf test -w noploop 1 &&
-	bperf_fail "a workload counted in a pid namespace: $(cat "$tmp/work.out")"
+	bpf_test_fail "a workload counted in a pid namespace: $(cat "$tmp/work.out")"
 echo "a workload in a pid namespace: $(grep bperf "$tmp/work.err")"
 grep -q 'initial pid namespace' "$tmp/work.err" ||
-	bperf_fail "no reason given: $(cat "$tmp/work.err")"
+	bpf_test_fail "no reason given: $(cat "$tmp/work.err")"
 # shellcheck disable=SC2016 # expanded by the namespace's shell
 unshare -pf --mount-proc sh -c 'perf test -w noploop 30 & busy=$!
 	perf stat --bpf-counters --bpf-attr-map "$0" -x, -o "$1.out" \
 		-e task-clock -p $busy --timeout 500 2>"$1.err"
 	echo $? >"$1.rc"; kill $busy' "$attr" "$tmp/pid"
 [ "$(cat "$tmp/pid.rc")" != 0 ] ||
-	bperf_fail "-p counted in a pid namespace: $(cat "$tmp/pid.out")"
+	bpf_test_fail "-p counted in a pid namespace: $(cat "$tmp/pid.out")"
 echo "-p in a pid namespace: $(grep bperf "$tmp/pid.err")"
 grep -q 'initial pid namespace' "$tmp/pid.err" ||
-	bperf_fail "no reason given: $(cat "$tmp/pid.err")"
+	bpf_test_fail "no reason given: $(cat "$tmp/pid.err")"
 s=$(state)
 echo "sessions, events, tasks, roots: $s"
 [ "$s" = "1 1 0 0" ] ||
-	bperf_fail "want only the host's session and its event, no task, no root"
+	bpf_test_fail "want only the host's session and its event, no task, no root"
 
 # CPUs: all of them, through the host session's slot.
 ncpus=$(getconf _NPROCESSORS_ONLN)
 ns_stat cpu -a -e cpu-clock -- sleep 2 ||
-	bperf_fail "-a failed in a pid namespace: $(cat "$tmp/cpu.err")"
+	bpf_test_fail "-a failed in a pid namespace: $(cat "$tmp/cpu.err")"
 bperf_check_util "-a in a pid namespace, cpu-clock" "$ncpus" cpu cpu-clock 10
 
 # A session of the namespace killed: reclaimed from the host.
@@ -82,31 +82,31 @@ bperf_check_util "-a in a pid namespace, cpu-clock" "$ncpus" cpu cpu-clock 10
 unshare -pf --mount-proc --kill-child perf stat --bpf-counters --bpf-attr-map "$attr" \
 	-x, -I 100 -o "$tmp/ns.out" -e context-switches -a 2>"$tmp/ns.err" 9>&- &
 ns=$!
-bperf_track $ns
+bpf_test_track $ns
 counting() {
 	grep -q ',context-switches,' "$tmp/ns.out" 2>/dev/null
 }
 bperf_until 60 counting ||
-	bperf_fail "the namespace's session did not count: $(cat "$tmp/ns.err")"
-victim=$(pgrep -P $ns -x perf) || bperf_fail "no perf under unshare $ns"
-bperf_track "$victim"
+	bpf_test_fail "the namespace's session did not count: $(cat "$tmp/ns.err")"
+victim=$(pgrep -P $ns -x perf) || bpf_test_fail "no perf under unshare $ns"
+bpf_test_track "$victim"
 s=$(state)
 echo "the namespace's session counting: sessions, events, tasks, roots: $s"
-[ "$s" = "2 2 0 0" ] || bperf_fail "want 2 sessions and 2 events"
+[ "$s" = "2 2 0 0" ] || bpf_test_fail "want 2 sessions and 2 events"
 kill -9 "$victim"
-bperf_until 60 bperf_gone $ns ||
-	bperf_fail "the namespace did not end with its perf"
+bperf_until 60 bpf_test_gone $ns ||
+	bpf_test_fail "the namespace did not end with its perf"
 wait $ns 2>/dev/null
 bperf_stat new -e cpu-clock -a true ||
-	bperf_fail "the next session failed: $(cat "$tmp/new.err")"
+	bpf_test_fail "the next session failed: $(cat "$tmp/new.err")"
 s=$(state)
 echo "after the next session of the host: sessions, events, tasks, roots: $s"
 [ "$s" = "1 1 0 0" ] ||
-	bperf_fail "the killed session of the namespace was not reclaimed"
+	bpf_test_fail "the killed session of the namespace was not reclaimed"
 
 bperf_unlock
 for p in $(jobs -p); do
-	bperf_until 60 bperf_gone "$p" || bperf_fail "session $p did not end"
+	bperf_until 60 bpf_test_gone "$p" || bpf_test_fail "session $p did not end"
 done
 bperf_check_rates ref cpu-clock host
 bperf_none_pinned "after the last session"

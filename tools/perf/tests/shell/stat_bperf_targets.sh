@@ -15,7 +15,7 @@ set -u
 . "$(dirname "$0")"/lib/bperf.sh
 
 bperf_require
-tmp=$(bperf_dir)
+tmp=$(bpf_test_dir)
 
 # -p and -t: both sessions attach to the same sleeping process, which
 # then burns a CPU for 2 s; both end when it exits.

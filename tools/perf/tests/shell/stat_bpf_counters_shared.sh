@@ -16,7 +16,7 @@ set -u
 . "$(dirname "$0")"/lib/bperf.sh
 
 bperf_require bpftool
-tmp=$(bperf_dir)
+tmp=$(bpf_test_dir)
 attr=$(bperf_attr_map)
 dur=4
 
@@ -33,7 +33,7 @@ started() {
 		[ $ok = 1 ] && return 0
 		sleep 0.1
 	done
-	bperf_fail "sessions did not start: $(cat "$tmp"/*.err)"
+	bpf_test_fail "sessions did not start: $(cat "$tmp"/*.err)"
 }
 
 bperf_lock
@@ -47,13 +47,13 @@ started b
 # Both sessions are counting now: the attr map holds one event, and one
 # copy of bperf_read, which reads every event for every CPU-wide session,
 # is loaded.
-nr_events=$(bperf_entries "$attr") || bperf_fail "cannot read $attr"
-[ "$nr_events" = 1 ] || bperf_fail "attr map should hold one entry, has $nr_events"
+nr_events=$(bperf_entries "$attr") || bpf_test_fail "cannot read $attr"
+[ "$nr_events" = 1 ] || bpf_test_fail "attr map should hold one entry, has $nr_events"
 nr_readers=$(bpftool prog show | grep -c ' name bperf_read ')
 [ "$nr_readers" = 1 ] ||
-	bperf_fail "$nr_readers copies of bperf_read loaded, want 1"
+	bpf_test_fail "$nr_readers copies of bperf_read loaded, want 1"
 nr_sessions=$(bperf_entries "${attr}_dir/bperf_sessions")
-[ "$nr_sessions" = 2 ] || bperf_fail "$nr_sessions sessions registered, want 2"
+[ "$nr_sessions" = 2 ] || bpf_test_fail "$nr_sessions sessions registered, want 2"
 echo "one set of programs shared by both sessions"
 
 # Let every session count for at least $dur seconds, then stop them all.

@@ -6,91 +6,53 @@
 # exist everywhere, even in a VM without a PMU.  Each test pins its maps
 # at its own path, so that tests cannot see each other's sessions.
 
-bperf_tmp=$(mktemp -d /tmp/perf-test-bperf.XXXXXX)
+# shellcheck source=lib/bpf_test.sh
+. "$(dirname "$0")"/lib/bpf_test.sh bperf
+
 bperf_attr=/sys/fs/bpf/perf_test_bperf_$$
-bperf_pids=
-bperf_stats_was=
 bperf_cpu1=/sys/devices/system/cpu/cpu1/online
 
 bperf_cleanup() {
 	local p
 
 	bperf_unlock
-	for p in $bperf_pids; do
+	for p in $bpf_test_pids; do
 		kill "$p" 2>/dev/null
 		# a process a test stopped ends only once continued
 		kill -CONT "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
-	if [ -n "$bperf_stats_was" ]; then
-		echo "$bperf_stats_was" >/proc/sys/kernel/bpf_stats_enabled
-		bperf_stats_was=
-	fi
-	rm -rf "$bperf_tmp" "${bperf_attr}_dir"
+	bpf_test_stats_restore
+	rm -rf "$bpf_test_tmp" "${bperf_attr}_dir"
 	rm -f "$bperf_attr"
 	trap - EXIT TERM INT
 }
 trap bperf_cleanup EXIT TERM INT
 
-# Tests use these rather than the variables: shellcheck does not follow
+# Tests use this rather than the variable: shellcheck does not follow
 # this file from perf's build.
-bperf_dir() {
-	echo "$bperf_tmp"
-}
-
 bperf_attr_map() {
 	echo "$bperf_attr"
-}
-
-# bperf_track PID: kill PID, if still there, when the test ends.
-bperf_track() {
-	bperf_pids="$bperf_pids $1"
-}
-
-bperf_skip() {
-	echo "Skip: $*"
-	exit 2
-}
-
-bperf_fail() {
-	echo "FAIL: $*"
-	exit 1
-}
-
-# bperf_stats_on: kernel.bpf_stats_enabled=1 until the end of the test.
-bperf_stats_on() {
-	local old
-
-	old=$(cat /proc/sys/kernel/bpf_stats_enabled) ||
-		bperf_skip "no kernel.bpf_stats_enabled"
-	echo 1 >/proc/sys/kernel/bpf_stats_enabled ||
-		bperf_fail "cannot set kernel.bpf_stats_enabled"
-	[ -n "$bperf_stats_was" ] || bperf_stats_was=$old
 }
 
 # bperf_require [COMMAND...]: what every bperf test needs, and the
 # commands this one runs besides perf.
 bperf_require() {
-	local c
-
-	[ "$(id -u)" = 0 ] || bperf_skip "needs root"
-	for c in "$@"; do
-		command -v "$c" >/dev/null || bperf_skip "$c not found"
-	done
+	bpf_test_require "$@"
 	perf version --build-options | grep -Eq 'bpf_skeletons: +\[ on' ||
-		bperf_skip "perf built without BPF skeletons"
-	mountpoint -q /sys/fs/bpf || bperf_skip "bpffs not mounted at /sys/fs/bpf"
-	[ -r /sys/kernel/btf/vmlinux ] || bperf_skip "kernel without BTF"
+		bpf_test_skip "perf built without BPF skeletons"
+	mountpoint -q /sys/fs/bpf || bpf_test_skip "bpffs not mounted at /sys/fs/bpf"
+	[ -r /sys/kernel/btf/vmlinux ] || bpf_test_skip "kernel without BTF"
 }
 
 # bperf_stat OUT [perf stat options]: perf stat with BPF counters on our
-# maps, CSV output to $bperf_tmp/OUT.out, errors to $bperf_tmp/OUT.err.
+# maps, CSV output to $bpf_test_tmp/OUT.out, errors to $bpf_test_tmp/OUT.err.
 bperf_stat() {
 	local out=$1
 
 	shift
 	perf stat --bpf-counters --bpf-attr-map "$bperf_attr" -x, \
-		-o "$bperf_tmp/$out.out" "$@" 2>"$bperf_tmp/$out.err"
+		-o "$bpf_test_tmp/$out.out" "$@" 2>"$bpf_test_tmp/$out.err"
 }
 
 # plain_stat OUT [perf stat options]: the same without BPF counters.
@@ -98,21 +60,22 @@ plain_stat() {
 	local out=$1
 
 	shift
-	perf stat -x, -o "$bperf_tmp/$out.out" "$@" 2>"$bperf_tmp/$out.err"
+	perf stat -x, -o "$bpf_test_tmp/$out.out" "$@" 2>"$bpf_test_tmp/$out.err"
 }
 
-# bperf_count OUT EVENT: the count of EVENT in $bperf_tmp/OUT.out, summed
+# bperf_count OUT EVENT: the count of EVENT in $bpf_test_tmp/OUT.out, summed
 # over its lines; fails if it was not counted.
 bperf_count() {
 	awk -F, -v e="$2" '
 		$3 == e && $1 ~ /^[0-9.]+$/ { s += $1; n++ }
-		END { if (!n) exit 1; printf "%.2f\n", s }' "$bperf_tmp/$1.out"
+		END { if (!n) exit 1; printf "%.2f\n", s }' "$bpf_test_tmp/$1.out"
 }
 
 # bperf_get OUT EVENT: bperf_count, or fail the test saying why.
 bperf_get() {
 	bperf_count "$1" "$2" ||
-		bperf_fail "$1: no $2 count: $(cat "$bperf_tmp/$1.out" "$bperf_tmp/$1.err")"
+		bpf_test_fail "$1: no $2 count:" \
+			"$(cat "$bpf_test_tmp/$1.out" "$bpf_test_tmp/$1.err")"
 }
 
 # bperf_within REF VALUE PCT: VALUE is within PCT percent of REF.
@@ -124,11 +87,11 @@ bperf_within() {
 # bperf_check NAME REF VALUE PCT: say how VALUE compares, fail if off.
 bperf_check() {
 	echo "$1: $3 (reference $2, tolerance $4%)"
-	bperf_within "$2" "$3" "$4" || bperf_fail "$1: $3 is not within $4% of $2"
+	bperf_within "$2" "$3" "$4" || bpf_test_fail "$1: $3 is not within $4% of $2"
 }
 
 # bperf_util OUT EVENT: the "CPUs utilized" perf stat printed for EVENT
-# (cpu-clock, task-clock) in $bperf_tmp/OUT.out: its count over the
+# (cpu-clock, task-clock) in $bpf_test_tmp/OUT.out: its count over the
 # session's own elapsed time.  Unlike the count, it does not depend on
 # how long the session and its workload took to start and end, which
 # varies by 100s of ms in a TCG VM.
@@ -137,7 +100,7 @@ bperf_util() {
 		$3 == e && $NF == "CPUs utilized" && $(NF - 1) ~ /^[0-9.]+$/ {
 			print $(NF - 1); n++; exit
 		}
-		END { exit !n }' "$bperf_tmp/$1.out"
+		END { exit !n }' "$bpf_test_tmp/$1.out"
 }
 
 # bperf_check_util NAME REF OUT EVENT PCT: the CPUs utilized of EVENT in
@@ -149,10 +112,10 @@ bperf_check_util() {
 	case $ref in
 	*[!0-9.]*)
 		ref=$(bperf_util "$2" "$4") ||
-			bperf_fail "$1: $2 has no $4: $(cat "$bperf_tmp/$2".{out,err})" ;;
+			bpf_test_fail "$1: $2 has no $4: $(cat "$bpf_test_tmp/$2".{out,err})" ;;
 	esac
 	u=$(bperf_util "$3" "$4") ||
-		bperf_fail "$1: $3 has no $4: $(cat "$bperf_tmp/$3".{out,err})"
+		bpf_test_fail "$1: $3 has no $4: $(cat "$bpf_test_tmp/$3".{out,err})"
 	bperf_check "$1, CPUs utilized" "$ref" "$u" "$5"
 }
 
@@ -163,11 +126,11 @@ bperf_check_util() {
 bperf_check_running() {
 	local line val run
 
-	line=$(awk -F, -v e="$3" '$3 == e' "$bperf_tmp/$2.out")
+	line=$(awk -F, -v e="$3" '$3 == e' "$bpf_test_tmp/$2.out")
 	IFS=, read -r val _ _ run _ <<<"$line"
 	echo "$1: $val msec, running $run ns"
 	bperf_within "$val" "$(awk -v r="$run" 'BEGIN { print r / 1e6 }')" \
-		"$4" || bperf_fail "$1: running is not within $4% of the count"
+		"$4" || bpf_test_fail "$1: running is not within $4% of the count"
 }
 
 # bperf_spin_script FILE: write to FILE a workload, run as "bash FILE
@@ -202,27 +165,24 @@ bperf_check_ran() {
 	awk -v n="$2" -v q="$3" -v p="$4" -v r="${5:-5}" -v t="$t" 'BEGIN {
 		exit !(n > 0 && n >= q * (1 - r / 100) - t &&
 		       n <= p * (1 + r / 100) + t + 200)
-	}' || bperf_fail "$1: counted $2 msec, not within ${5:-5}% of what ran:" \
+	}' || bpf_test_fail "$1: counted $2 msec, not within ${5:-5}% of what ran:" \
 		"at least $3 msec (its own code), at most $4 (all of it)"
 }
 
-# bperf_check_spin NAME OUT EVENT: the count of EVENT in $(bperf_dir)/OUT.out,
-# a session of the bperf_spin_script workload that wrote to
-# $(bperf_dir)/OUT.cpu, is what the workload ran (bperf_check_ran).
+# bperf_check_spin NAME OUT EVENT: the count of EVENT in
+# $(bpf_test_dir)/OUT.out, a session of the bperf_spin_script workload
+# that wrote to $(bpf_test_dir)/OUT.cpu, is what the workload ran
+# (bperf_check_ran).
 bperf_check_spin() {
 	local began ended n
 
-	{ read -r began && read -r ended; } 2>/dev/null <"$bperf_tmp/$2.cpu" ||
-		bperf_fail "$1: the workload did not run: $(cat "$bperf_tmp/$2.err")"
+	{ read -r began && read -r ended; } 2>/dev/null <"$bpf_test_tmp/$2.cpu" ||
+		bpf_test_fail "$1: the workload did not run: $(cat "$bpf_test_tmp/$2.err")"
 	n=$(bperf_count "$2" "$3") ||
-		bperf_fail "$1: no $3 count: $(cat "$bperf_tmp/$2.out" "$bperf_tmp/$2.err")"
+		bpf_test_fail "$1: no $3 count:" \
+			"$(cat "$bpf_test_tmp/$2.out" "$bpf_test_tmp/$2.err")"
 	echo "$1: $n msec of $3, the workload ran $ended msec, $((ended - began)) in its loop"
 	bperf_check_ran "$1, $3" "$n" $((ended - began)) "$ended"
-}
-
-# bperf_gone PID: the process PID has ended.
-bperf_gone() {
-	! kill -0 "$1" 2>/dev/null
 }
 
 # bperf_stopped PID: PID is stopped (state T); its comm, perf, has no
@@ -279,7 +239,7 @@ bperf_wait_fd() {
 
 # bperf_target NAME SECS [CHILDREN]: start a process that sleeps until
 # bperf_go, then burns a CPU for SECS seconds, itself or, if CHILDREN is
-# given, in that many children.  Its pid is in $(bperf_dir)/NAME.pid.
+# given, in that many children.  Its pid is in $(bpf_test_dir)/NAME.pid.
 bperf_target() {
 	local run="exec perf test -w noploop $2" n=${3:-0}
 
@@ -291,16 +251,16 @@ bperf_target() {
 		done
 		run="$run wait"
 	fi
-	[ -p "$bperf_tmp/go" ] || mkfifo "$bperf_tmp/go"
-	sh -c "read -r _ <$bperf_tmp/go; $run" &
-	echo $! >"$bperf_tmp/$1.pid"
-	bperf_pids="$bperf_pids $!"
+	[ -p "$bpf_test_tmp/go" ] || mkfifo "$bpf_test_tmp/go"
+	sh -c "read -r _ <$bpf_test_tmp/go; $run" &
+	echo $! >"$bpf_test_tmp/$1.pid"
+	bpf_test_pids="$bpf_test_pids $!"
 }
 
 # bperf_go: start the processes bperf_target made.
 bperf_go() {
-	echo go >"$bperf_tmp/go"
-	rm -f "$bperf_tmp/go"
+	echo go >"$bpf_test_tmp/go"
+	rm -f "$bpf_test_tmp/go"
 }
 
 # bperf_both OUT [perf stat options]: count the bperf_target processes
@@ -316,9 +276,9 @@ bperf_both() {
 	plain_stat "${out}_ref" "$@" &
 	p=$!
 	bperf_wait_fd $b "bpf?link" ||
-		bperf_fail "bperf session did not start: $(cat "$bperf_tmp/$out.err")"
+		bpf_test_fail "bperf session did not start: $(cat "$bpf_test_tmp/$out.err")"
 	bperf_wait_fd $p perf_event ||
-		bperf_fail "perf stat did not start: $(cat "$bperf_tmp/${out}_ref.err")"
+		bpf_test_fail "perf stat did not start: $(cat "$bpf_test_tmp/${out}_ref.err")"
 	bperf_go
 	wait $b $p
 }
@@ -345,24 +305,24 @@ bperf_cpu_targets() {
 
 # bperf_held OUT [perf stat options]: in the background, count with
 # perf stat (options first: --bpf-counters and the attr map for bperf) a
-# workload that stamps its start (ns) in $bperf_tmp/OUT.start, so that
+# workload that stamps its start (ns) in $bpf_test_tmp/OUT.start, so that
 # the test can tell that it is counted, and runs until the test lets go of the lock it holds on fd 9
-# (bperf_lock); output to $bperf_tmp/OUT.out.
+# (bperf_lock); output to $bpf_test_tmp/OUT.out.
 bperf_held() {
 	local out=$1
 
 	shift
 	# shellcheck disable=SC2016 # expanded by the workload's shell
-	perf stat "$@" -x, -o "$bperf_tmp/$out.out" -- sh -c \
+	perf stat "$@" -x, -o "$bpf_test_tmp/$out.out" -- sh -c \
 		'date +%s%N >"$0.start"; flock -s "$1" true' \
-		"$bperf_tmp/$out" "$bperf_tmp/lock" 2>"$bperf_tmp/$out.err" 9>&- &
-	bperf_pids="$bperf_pids $!"
+		"$bpf_test_tmp/$out" "$bpf_test_tmp/lock" 2>"$bpf_test_tmp/$out.err" 9>&- &
+	bpf_test_pids="$bpf_test_pids $!"
 }
 
 # bperf_lock: take the lock bperf_held workloads wait for, on fd 9;
 # bperf_unlock lets them go.
 bperf_lock() {
-	exec 9>"$bperf_tmp/lock"
+	exec 9>"$bpf_test_tmp/lock"
 	flock -x 9
 }
 
@@ -378,9 +338,9 @@ bperf_cpu1_hotplug() {
 
 	present=$(getconf _NPROCESSORS_CONF)
 	[ "$present" -ge "$1" ] ||
-		bperf_skip "needs $1 CPUs or more${2:+ $2}, has $present"
-	[ -w "$bperf_cpu1" ] || bperf_skip "CPU 1 cannot be taken offline"
-	[ "$(cat "$bperf_cpu1")" = 1 ] || bperf_skip "CPU 1 is offline already"
+		bpf_test_skip "needs $1 CPUs or more${2:+ $2}, has $present"
+	[ -w "$bperf_cpu1" ] || bpf_test_skip "CPU 1 cannot be taken offline"
+	[ "$(cat "$bperf_cpu1")" = 1 ] || bpf_test_skip "CPU 1 is offline already"
 	trap 'echo 1 >"$bperf_cpu1"; bperf_cleanup' EXIT TERM INT
 }
 
@@ -432,7 +392,7 @@ bperf_none_pinned() {
 
 	left=$(ls -d "$bperf_attr" "${bperf_attr}_dir" 2>/dev/null)
 	[ -z "$left" ] ||
-		bperf_fail "left pinned ${1:-after the last session}: $left"
+		bpf_test_fail "left pinned ${1:-after the last session}: $left"
 }
 
 # bperf_check_rates REF EVENT OUT...: each bperf_held session OUT

@@ -10,10 +10,10 @@
 # removes what it made; pbt_end, the way a test passes, also checks that
 # nothing is left behind.
 
-pbt_tmp=$(mktemp -d /tmp/perf-test-bpf.XXXXXX)
+# shellcheck source=lib/bpf_test.sh
+. "$(dirname "$0")"/lib/bpf_test.sh bpf
+
 pbt_cgroup_dir=
-pbt_pids=
-pbt_stats_old=
 
 pbt_cleanup() {
 	local p
@@ -21,47 +21,26 @@ pbt_cleanup() {
 	trap - EXIT INT TERM
 	exec 3>&-
 	# TERM, not INT: background jobs of a script ignore SIGINT
-	for p in $pbt_pids; do
+	for p in $bpf_test_pids; do
 		kill -TERM "$p" 2>/dev/null
 	done
-	for p in $pbt_pids; do
+	for p in $bpf_test_pids; do
 		pbt_wait_gone "$p" 30 || kill -9 "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
-	pbt_pids=
-	if [ -n "$pbt_stats_old" ]; then
-		echo "$pbt_stats_old" >/proc/sys/kernel/bpf_stats_enabled
-		pbt_stats_old=
-	fi
+	bpf_test_pids=
+	bpf_test_stats_restore
 	[ -z "$pbt_cgroup_dir" ] || [ ! -d "$pbt_cgroup_dir" ] || rmdir "$pbt_cgroup_dir"
 	# PBT_KEEP=DIR: keep the test's files in DIR, to look at after
-	if [ -n "${PBT_KEEP:-}" ] && mkdir -p "$PBT_KEEP/${pbt_tmp##*/}"; then
-		find "$pbt_tmp" -maxdepth 1 -type f -exec cp -t "$PBT_KEEP/${pbt_tmp##*/}" {} +
+	if [ -n "${PBT_KEEP:-}" ] && mkdir -p "$PBT_KEEP/${bpf_test_tmp##*/}"; then
+		find "$bpf_test_tmp" -maxdepth 1 -type f \
+			-exec cp -t "$PBT_KEEP/${bpf_test_tmp##*/}" {} +
 	fi
-	rm -rf "$pbt_tmp"
+	rm -rf "$bpf_test_tmp"
 }
 trap pbt_cleanup EXIT
 trap 'pbt_cleanup; exit 130' INT
 trap 'pbt_cleanup; exit 143' TERM
-
-pbt_dir() {
-	echo "$pbt_tmp"
-}
-
-pbt_skip() {
-	echo "Skip: $*"
-	exit 2
-}
-
-pbt_fail() {
-	echo "FAIL: $*"
-	exit 1
-}
-
-# pbt_track PID: stop PID, if still there, when the test ends.
-pbt_track() {
-	pbt_pids="$pbt_pids $1"
-}
 
 # pbt_reap PID: wait for PID, a child that has ended, and forget it; its
 # exit status.
@@ -70,10 +49,10 @@ pbt_reap() {
 
 	wait "$1"
 	rc=$?
-	for p in $pbt_pids; do
+	for p in $bpf_test_pids; do
 		[ "$p" = "$1" ] || rest="$rest $p"
 	done
-	pbt_pids=$rest
+	bpf_test_pids=$rest
 	return $rc
 }
 
@@ -88,32 +67,25 @@ pbt_wait() {
 	done
 }
 
-pbt_gone() {
-	! kill -0 "$1" 2>/dev/null
-}
-
 # pbt_wait_gone PID SECONDS: until process PID has ended.
 pbt_wait_gone() {
-	pbt_wait "$2" pbt_gone "$1"
+	pbt_wait "$2" bpf_test_gone "$1"
 }
 
 # pbt_require [COMMAND...]: what every perf bpf test needs, and the
 # commands this one runs besides perf.
 pbt_require() {
-	local c rc
+	local rc
 
-	[ "$(id -u)" = 0 ] || pbt_skip "needs root"
-	for c in "$@"; do
-		command -v "$c" >/dev/null || pbt_skip "$c not found"
-	done
+	bpf_test_require "$@"
 	perf version --build-options | grep -Eq '^ *bpf: +\[ on' ||
-		pbt_skip "perf built without libbpf"
+		bpf_test_skip "perf built without libbpf"
 	# with no arguments, the workload prints its usage and exits 1
-	perf test -w bpf_links >"$pbt_tmp/require.out" 2>&1
+	perf test -w bpf_links >"$bpf_test_tmp/require.out" 2>&1
 	rc=$?
-	[ $rc != 2 ] || pbt_skip "the bpf_links workload was built without libbpf"
-	[ $rc = 1 ] || pbt_fail "perf test -w bpf_links: exit $rc, want 1 and its usage:" \
-		"$(cat "$pbt_tmp/require.out")"
+	[ $rc != 2 ] || bpf_test_skip "the bpf_links workload was built without libbpf"
+	[ $rc = 1 ] || bpf_test_fail "perf test -w bpf_links: exit $rc, want 1 and its usage:" \
+		"$(cat "$bpf_test_tmp/require.out")"
 }
 
 # pbt_link_records: whether the kernel writes link records: its BTF knows
@@ -122,11 +94,11 @@ pbt_require() {
 # this tells the tests what to expect of it.  Needs bpftool.
 pbt_link_records() {
 	[ -r /sys/kernel/btf/vmlinux ] ||
-		pbt_skip "no kernel BTF: cannot tell if it writes link records"
-	bpftool btf dump file /sys/kernel/btf/vmlinux >"$pbt_tmp/vmlinux.btf" 2>&1 ||
-		pbt_fail "bpftool btf dump file /sys/kernel/btf/vmlinux failed:" \
-			"$(tail -n 3 "$pbt_tmp/vmlinux.btf")"
-	grep -q "'PERF_BPF_EVENT_LINK_ATTACH'" "$pbt_tmp/vmlinux.btf"
+		bpf_test_skip "no kernel BTF: cannot tell if it writes link records"
+	bpftool btf dump file /sys/kernel/btf/vmlinux >"$bpf_test_tmp/vmlinux.btf" 2>&1 ||
+		bpf_test_fail "bpftool btf dump file /sys/kernel/btf/vmlinux failed:" \
+			"$(tail -n 3 "$bpf_test_tmp/vmlinux.btf")"
+	grep -q "'PERF_BPF_EVENT_LINK_ATTACH'" "$bpf_test_tmp/vmlinux.btf"
 }
 
 # pbt_cgroup: make a cgroup of this test, on cgroup2, removed at the end;
@@ -137,8 +109,8 @@ pbt_cgroup() {
 	local root
 
 	root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-	[ -n "$root" ] || pbt_skip "cgroup2 not mounted"
-	mkdir "$root/perf_test_bpf_$$" || pbt_fail "cannot make $root/perf_test_bpf_$$"
+	[ -n "$root" ] || bpf_test_skip "cgroup2 not mounted"
+	mkdir "$root/perf_test_bpf_$$" || bpf_test_fail "cannot make $root/perf_test_bpf_$$"
 	pbt_cgroup_dir=$root/perf_test_bpf_$$
 }
 
@@ -146,32 +118,21 @@ pbt_cgroup_path() {
 	echo "$pbt_cgroup_dir"
 }
 
-# pbt_stats_on: kernel.bpf_stats_enabled=1 until the end of the test.
-pbt_stats_on() {
-	local old
-
-	old=$(cat /proc/sys/kernel/bpf_stats_enabled) ||
-		pbt_skip "no kernel.bpf_stats_enabled"
-	echo 1 >/proc/sys/kernel/bpf_stats_enabled ||
-		pbt_fail "cannot set kernel.bpf_stats_enabled"
-	[ -n "$pbt_stats_old" ] || pbt_stats_old=$old
-}
-
 # pbt_links_start NAME CGROUP: start the bpf_links workload, held: it
 # loads nothing until pbt_links_load NAME (so that its pid is known before
 # it makes its first record).  It takes its orders from fd 3; its output
-# goes to $pbt_tmp/NAME.out, its errors to NAME.err, its pid to NAME.pid.
+# goes to $bpf_test_tmp/NAME.out, its errors to NAME.err, its pid to NAME.pid.
 pbt_links_start() {
 	local name=$1 cgroup=$2 pid
 
-	mkfifo "$pbt_tmp/$name.ctl"
+	mkfifo "$bpf_test_tmp/$name.ctl"
 	# the same process, once it has read its first order
-	(read -r _ && exec perf test -w bpf_links links "$cgroup") <"$pbt_tmp/$name.ctl" \
-		>"$pbt_tmp/$name.out" 2>"$pbt_tmp/$name.err" &
+	(read -r _ && exec perf test -w bpf_links links "$cgroup") <"$bpf_test_tmp/$name.ctl" \
+		>"$bpf_test_tmp/$name.out" 2>"$bpf_test_tmp/$name.err" &
 	pid=$!
-	pbt_track $pid
-	echo $pid >"$pbt_tmp/$name.pid"
-	exec 3>"$pbt_tmp/$name.ctl"
+	bpf_test_track $pid
+	echo $pid >"$bpf_test_tmp/$name.pid"
+	exec 3>"$bpf_test_tmp/$name.ctl"
 }
 
 # pbt_links_tell NAME ORDER: write ORDER to the workload NAME; fails if
@@ -179,11 +140,12 @@ pbt_links_start() {
 pbt_links_tell() {
 	local pid
 
-	pid=$(cat "$pbt_tmp/$1.pid")
-	pbt_gone "$pid" && pbt_fail "bpf_links $1 ended before its order '$2':" \
-		"$(cat "$pbt_tmp/$1.err")"
+	pid=$(cat "$bpf_test_tmp/$1.pid")
+	bpf_test_gone "$pid" && bpf_test_fail "bpf_links $1 ended before its order '$2':" \
+		"$(cat "$bpf_test_tmp/$1.err")"
 	(echo "$2" >&3) 2>/dev/null ||
-		pbt_fail "bpf_links $1 did not take its order '$2': $(cat "$pbt_tmp/$1.err")"
+		bpf_test_fail "bpf_links $1 did not take its order '$2':" \
+			"$(cat "$bpf_test_tmp/$1.err")"
 }
 
 # pbt_links_ready NAME: whether the workload NAME has attached everything;
@@ -191,12 +153,12 @@ pbt_links_tell() {
 pbt_links_ready() {
 	local pid rc
 
-	grep -qx ready "$pbt_tmp/$1.out" && return 0
-	pid=$(cat "$pbt_tmp/$1.pid")
-	pbt_gone "$pid" || return 1
+	grep -qx ready "$bpf_test_tmp/$1.out" && return 0
+	pid=$(cat "$bpf_test_tmp/$1.pid")
+	bpf_test_gone "$pid" || return 1
 	pbt_reap "$pid"
 	rc=$?
-	pbt_fail "bpf_links $1 exited ($rc) before it was ready: $(cat "$pbt_tmp/$1.err")"
+	bpf_test_fail "bpf_links $1 exited ($rc) before it was ready: $(cat "$bpf_test_tmp/$1.err")"
 }
 
 # pbt_links_load NAME: let the workload load and attach; returns once it
@@ -204,8 +166,8 @@ pbt_links_ready() {
 pbt_links_load() {
 	pbt_links_tell "$1" load
 	pbt_wait 120 pbt_links_ready "$1" ||
-		pbt_fail "bpf_links $1 not ready within 120 s:" \
-			"$(cat "$pbt_tmp/$1.out" "$pbt_tmp/$1.err")"
+		bpf_test_fail "bpf_links $1 not ready within 120 s:" \
+			"$(cat "$bpf_test_tmp/$1.out" "$bpf_test_tmp/$1.err")"
 }
 
 # pbt_links NAME CGROUP: start the workload and let it load and attach.
@@ -218,36 +180,37 @@ pbt_links() {
 pbt_links_go() {
 	local pid rc
 
-	pid=$(cat "$pbt_tmp/$1.pid")
+	pid=$(cat "$bpf_test_tmp/$1.pid")
 	pbt_links_tell "$1" go
 	exec 3>&-
-	pbt_wait_gone "$pid" 120 || pbt_fail "bpf_links $1 still running 120 s after its go"
+	pbt_wait_gone "$pid" 120 || bpf_test_fail "bpf_links $1 still running 120 s after its go"
 	pbt_reap "$pid"
 	rc=$?
-	[ $rc = 0 ] || pbt_fail "bpf_links $1: exit $rc, want 0: $(cat "$pbt_tmp/$1.err")"
+	[ $rc = 0 ] || bpf_test_fail "bpf_links $1: exit $rc, want 0: $(cat "$bpf_test_tmp/$1.err")"
 }
 
 # pbt_events NAME [perf bpf events options]: start perf bpf events, its
-# output in $pbt_tmp/NAME.out, errors in NAME.err, its pid in NAME.pid.
+# output in $bpf_test_tmp/NAME.out, errors in NAME.err, its pid in NAME.pid.
 # Returns once it shows records: a short-lived program, pbt_short, is
 # loaded until one shows up.
 pbt_events() {
-	local name=$1 out=$pbt_tmp/$1.out pid
+	local name=$1 out=$bpf_test_tmp/$1.out pid
 
 	shift
-	perf bpf events -o "$out" "$@" 2>"$pbt_tmp/$name.err" &
+	perf bpf events -o "$out" "$@" 2>"$bpf_test_tmp/$name.err" &
 	pid=$!
-	pbt_track $pid
-	echo $pid >"$pbt_tmp/$name.pid"
+	bpf_test_track $pid
+	echo $pid >"$bpf_test_tmp/$name.pid"
 	pbt_wait 120 pbt_events_probe "$out" "$pid" ||
-		pbt_fail "perf bpf events $* shows no pbt_short within 120 s:" \
-			"$(cat "$pbt_tmp/$name.err")"
+		bpf_test_fail "perf bpf events $* shows no pbt_short within 120 s:" \
+			"$(cat "$bpf_test_tmp/$name.err")"
 }
 
 pbt_events_probe() {
-	pbt_gone "$2" && pbt_fail "perf bpf events ended: $(cat "${1%.out}.err")"
-	perf test -w bpf_links short 1 >/dev/null 2>"$pbt_tmp/probe.err" ||
-		pbt_fail "perf test -w bpf_links short 1 failed: $(cat "$pbt_tmp/probe.err")"
+	bpf_test_gone "$2" && bpf_test_fail "perf bpf events ended: $(cat "${1%.out}.err")"
+	perf test -w bpf_links short 1 >/dev/null 2>"$bpf_test_tmp/probe.err" ||
+		bpf_test_fail "perf test -w bpf_links short 1 failed:" \
+			"$(cat "$bpf_test_tmp/probe.err")"
 	pbt_wait 5 grep -qs pbt_short "$1"
 }
 
@@ -255,21 +218,23 @@ pbt_events_probe() {
 pbt_events_stop() {
 	local pid rc
 
-	pid=$(cat "$pbt_tmp/$1.pid")
+	pid=$(cat "$bpf_test_tmp/$1.pid")
 	kill -INT "$pid"
-	pbt_wait_gone "$pid" 60 || pbt_fail "perf bpf events ($1) still running 60 s after SIGINT"
+	pbt_wait_gone "$pid" 60 ||
+		bpf_test_fail "perf bpf events ($1) still running 60 s after SIGINT"
 	pbt_reap "$pid"
 	rc=$?
-	[ $rc = 0 ] || pbt_fail "perf bpf events ($1): exit $rc, want 0: $(cat "$pbt_tmp/$1.err")"
+	[ $rc = 0 ] || bpf_test_fail "perf bpf events ($1): exit $rc, want 0:" \
+		"$(cat "$bpf_test_tmp/$1.err")"
 }
 
 # pbt_summary NAME: perf bpf events' summary line; fails without one.  With
 # -j, its counts must be those of the lines of each event it printed.
 pbt_summary() {
-	local line out=$pbt_tmp/$1.out bad
+	local line out=$bpf_test_tmp/$1.out bad
 
-	line=$(grep -E '^\[ perf bpf events: .* lost \]$' "$pbt_tmp/$1.err") ||
-		pbt_fail "no summary line in: $(cat "$pbt_tmp/$1.err")"
+	line=$(grep -E '^\[ perf bpf events: .* lost \]$' "$bpf_test_tmp/$1.err") ||
+		bpf_test_fail "no summary line in: $(cat "$bpf_test_tmp/$1.err")"
 	echo "$line"
 	head -c 1 "$out" | grep -q '{' || return 0
 	bad=$(echo "$line" | awk -v out="$out" '
@@ -298,7 +263,7 @@ pbt_summary() {
 			if (!(ev in want))
 				printf "%s: %d printed, not in the summary; ", ev, got[ev]
 	}')
-	[ -z "$bad" ] || pbt_fail "the summary does not count what was printed: $bad"
+	[ -z "$bad" ] || bpf_test_fail "the summary does not count what was printed: $bad"
 }
 
 # pbt_end: the test passed; stop and remove what it made, check that
@@ -307,9 +272,10 @@ pbt_summary() {
 pbt_end() {
 	local p cg=$pbt_cgroup_dir
 
-	for p in $pbt_pids; do
-		pbt_gone "$p" ||
-			pbt_fail "still running at the end: $p $(tr '\0' ' ' <"/proc/$p/cmdline")"
+	for p in $bpf_test_pids; do
+		bpf_test_gone "$p" ||
+			bpf_test_fail "still running at the end: $p" \
+				"$(tr '\0' ' ' <"/proc/$p/cmdline")"
 	done
 	pbt_cleanup
 	if [ -n "$cg" ] && [ -d "$cg" ]; then
