@@ -34,7 +34,9 @@ export PATH=/usr/bin:$PATH
 run_quiet() { local log=$1; shift; "$@" >"$log" 2>&1; }
 
 SERIES_DIR=$out "$TOP/mk/series.sh" >/dev/null
-mapfile -t patches < <(ls "$out"/*.patch | grep -v '0000-cover-letter')
+# Every part's patches, in plan order (the parts' directories sort so).
+mapfile -t patches < <(find "$out" -name '*.patch' | LC_ALL=C sort |
+	grep -v '0000-cover-letter')
 # shellcheck disable=SC2119 # no file: the log goes to stdout as it is made
 tap_begin
 

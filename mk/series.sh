@@ -6,10 +6,15 @@
 #   SERIES_VERSION=N   revision: [PATCH vN m/n], and the cover letter gets
 #                      the changelog of patches/changelog.txt
 #
-# The applied tree's commits are the series (see mk/apply.sh); this writes
-# them with git format-patch against the base, a cover letter from
-# patches/cover-letter.txt, Signed-off-by from git config, and To/Cc from
-# scripts/get_maintainer.pl over the tree's MAINTAINERS, ours merged in.
+# The applied tree's commits are the series (see mk/apply.sh).  The plan's
+# "#@ series NAME TREE" lines cut it into parts, each its own series for
+# its own tree, in SERIES_DIR/K-NAME (K its place): git format-patch with
+# [PATCH TREE] subjects, a cover letter from patches/cover-letter-NAME.txt,
+# Signed-off-by from git config, To/Cc from scripts/get_maintainer.pl
+# over the tree's MAINTAINERS (ours merged in) for that part's patches.
+# A part applies on the ones before it: its base-commit is the base, its
+# prerequisite-patch-ids those of the parts before.  A plan without such
+# lines is one series, in SERIES_DIR itself, with patches/cover-letter.txt.
 . "$(dirname "$0")/common.sh"
 
 OUT=${SERIES_DIR:-$BUILD_DIR/series/out}
@@ -27,60 +32,98 @@ last=$(git_src log -1 --format=%s)
 	die "overlay files that no patch of patches/series claims:
 $(git_src diff-tree --no-commit-id --name-only -r HEAD | sed 's/^/  /')"
 
+# plan_parts: "name<TAB>tree<TAB>first<TAB>last" for each part of the
+# plan, first and last the 1-based numbers of its patches.
+plan_parts() {
+	awk '
+		/^#@ series / {
+			if (name != "" && n > first - 1) print name "\t" tree "\t" first "\t" n
+			name = $3; tree = $4; first = n + 1; next
+		}
+		{ sub(/#.*/, "") }
+		/^[ \t]*$/ || /^[ \t]/ { next }
+		{ n++ }
+		END {
+			if (name == "") print "\t\t1\t" n
+			else if (n > first - 1) print name "\t" tree "\t" first "\t" n
+		}
+	' "$TOP/patches/series"
+}
+
+mapfile -t commits < <(git_src rev-list --reverse base..HEAD)
+mapfile -t parts < <(plan_parts)
+nparts=${#parts[@]}
 phase "writing the series to $OUT"
 rm -rf "$OUT"
 mkdir -p "$OUT"
-fp() {
-	git_src -c user.name="$name" -c user.email="$email" format-patch -q \
-		--cover-letter --signoff --thread=shallow --zero-commit \
-		--base=base $([ "$V" = 1 ] || echo "-v$V") -o "$OUT" "$@" base..HEAD
-}
-fp
-
-# Recipients: the maintainers of what the patches touch, and the lists.
-maint() {
-	(cd "$SRC" && scripts/get_maintainer.pl --no-git --no-git-fallback \
-		--no-rolestats "$@" $(ls "$OUT"/*.patch | grep -v '0000-cover-letter'))
-}
-mapfile -t to < <(maint --nol --nor)
-mapfile -t cc < <(maint --nom | grep -vxF -f <(printf '%s\n' "${to[@]}"))
-rm -f "$OUT"/*.patch
-args=()
-for a in "${to[@]}"; do args+=(--to="$a"); done
-for a in "${cc[@]}"; do args+=(--cc="$a"); done
-fp "${args[@]}"
-
-# The cover letter: subject and text from patches/cover-letter.txt, then
-# the base, then the changes since earlier revisions.
-cover=$(ls "$OUT"/*0000-cover-letter.patch)
-blurb=$(mktemp)
-trap 'rm -f "$blurb"' EXIT
-{
-	sed 1,2d "$TOP/patches/cover-letter.txt"
-	printf '\nBase: Debian %s %s as the package ships it;\n' \
-		"$BASE_PKG" "$BASE_PKG_VERSION"
-	printf 'the base-commit below is that tree imported into git.\n'
-	if [ "$V" -gt 1 ]; then
-		printf '\n'
-		sed -e '/^#/d' "$TOP/patches/changelog.txt" |
-			awk -v v="$V" '/^v[0-9]+:/ { n = substr($1, 2) + 0 } n && n <= v'
+k=0
+for part in "${parts[@]}"; do
+	IFS=$'\t' read -r pname tree first last <<<"$part"
+	k=$((k + 1))
+	if [ "$nparts" = 1 ] && [ -z "$pname" ]; then
+		dir=$OUT letter=$TOP/patches/cover-letter.txt
+	else
+		dir=$OUT/$k-$pname letter=$TOP/patches/cover-letter-$pname.txt
 	fi
-} >"$blurb"
-subject=$(head -n 1 "$TOP/patches/cover-letter.txt")
-awk -v subject="$subject" -v blurb="$blurb" '
-	/\*\*\* SUBJECT HERE \*\*\*/ { sub(/\*\*\* SUBJECT HERE \*\*\*/, subject) }
-	/^\*\*\* BLURB HERE \*\*\*$/ {
-		while ((getline l < blurb) > 0) print l
-		next
+	[ -f "$letter" ] || die "no cover letter for series '$pname': $letter"
+	[ "$last" -le ${#commits[@]} ] || die "patches/series names more patches than the applied tree has"
+	from=base
+	[ "$first" = 1 ] || from=${commits[first - 2]}
+	range=$from..${commits[last - 1]}
+	mkdir -p "$dir"
+	fp() {
+		git_src -c user.name="$name" -c user.email="$email" format-patch -q \
+			--cover-letter --signoff --thread=shallow --zero-commit \
+			${tree:+--subject-prefix="PATCH $tree"} \
+			--base=base $([ "$V" = 1 ] || echo "-v$V") -o "$dir" "$@" "$range"
 	}
-	{ print }
-' "$cover" >"$cover.new"
-mv "$cover.new" "$cover"
+	fp
 
-n=$(ls "$OUT"/*.patch | wc -l)
-printf '    %d files (cover letter + %d patches), base %s\n' "$n" $((n - 1)) \
-	"$BASE_PKG_VERSION"
-printf '    To: %s\n' "${to[@]}"
-printf '    Cc: %s\n' "${cc[@]}"
-printf '    send with: git send-email %s/*.patch\n' "$OUT"
+	# Recipients: the maintainers of what the patches touch, and the lists.
+	maint() {
+		(cd "$SRC" && scripts/get_maintainer.pl --no-git --no-git-fallback \
+			--no-rolestats "$@" $(ls "$dir"/*.patch | grep -v '0000-cover-letter'))
+	}
+	mapfile -t to < <(maint --nol --nor)
+	mapfile -t cc < <(maint --nom | grep -vxF -f <(printf '%s\n' "${to[@]}"))
+	rm -f "$dir"/*.patch
+	args=()
+	for a in "${to[@]}"; do args+=(--to="$a"); done
+	for a in "${cc[@]}"; do args+=(--cc="$a"); done
+	fp "${args[@]}"
+
+	# The cover letter: subject and text from the part's letter, then the
+	# base, then the changes since earlier revisions.
+	cover=$(ls "$dir"/*0000-cover-letter.patch)
+	blurb=$(mktemp)
+	{
+		sed 1,2d "$letter"
+		printf '\nBase: Debian %s %s as the package ships it;\n' \
+			"$BASE_PKG" "$BASE_PKG_VERSION"
+		printf 'the base-commit below is that tree imported into git.\n'
+		if [ "$V" -gt 1 ]; then
+			printf '\n'
+			sed -e '/^#/d' "$TOP/patches/changelog.txt" |
+				awk -v v="$V" '/^v[0-9]+:/ { n = substr($1, 2) + 0 } n && n <= v'
+		fi
+	} >"$blurb"
+	subject=$(head -n 1 "$letter")
+	awk -v subject="$subject" -v blurb="$blurb" '
+		/\*\*\* SUBJECT HERE \*\*\*/ { sub(/\*\*\* SUBJECT HERE \*\*\*/, subject) }
+		/^\*\*\* BLURB HERE \*\*\*$/ {
+			while ((getline l < blurb) > 0) print l
+			next
+		}
+		{ print }
+	' "$cover" >"$cover.new"
+	mv "$cover.new" "$cover"
+	rm -f "$blurb"
+
+	n=$(ls "$dir"/*.patch | wc -l)
+	printf '    %s: %d files (cover letter + %d patches, %d-%d of the plan), base %s\n' \
+		"${pname:-series}" "$n" $((n - 1)) "$first" "$last" "$BASE_PKG_VERSION"
+	printf '      To: %s\n' "${to[@]}"
+	printf '      Cc: %s\n' "${cc[@]}"
+	printf '      send with: git send-email %s/*.patch\n' "$dir"
+done
 phase_done
