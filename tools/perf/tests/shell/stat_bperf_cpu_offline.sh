@@ -34,10 +34,11 @@ for c in $(seq 0 $((present - 1))); do
 		bpf_test_fail "CPU $c counted ${v:-nothing} over 1 s"
 done
 
-spin="timeout 2 sh -c 'while :; do :; done'"
-bperf_stat work -e task-clock -- sh -c "$spin"
-plain_stat work_ref -e task-clock -- sh -c "$spin"
-bperf_check_util "task-clock workload" work_ref work task-clock 10
+# a workload counts what it ran, as /proc tells it
+bperf_spin_script "$(bpf_test_dir)/spin.sh"
+bperf_stat work -e task-clock -- \
+	bash "$(bpf_test_dir)/spin.sh" "$(bpf_test_dir)/work.cpu" "$(getconf CLK_TCK)"
+bperf_check_spin "task-clock workload" work task-clock
 
 bperf_none_pinned
 exit 0
