@@ -17,7 +17,7 @@ VM := $(CURDIR)/selftests/vm/run-vm.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help deps base apply kernel kernel-base kernel-debug kernel-bpf kernel-bpf-base \
-	bpf-selftests perf perf-base tools build run check check-debug check-bpf vm perf-test-compare bench-links bench-bperf bench-perf-bpf bench-bpf-top refresh series series-check overlay-check clean distclean
+	bpf-selftests perf perf-base tools build run check check-debug check-bpf vm perf-test-compare bench-links bench-bperf bench-perf-bpf bench-bpf-top bench-perf-bpf-scale refresh series series-check overlay-check clean distclean
 
 help:
 	@echo 'make run        build everything and show it working in the VM'
@@ -34,6 +34,7 @@ help:
 	@echo 'make bench-bperf  context switch cost of N perf stat --bpf-counters sessions'
 	@echo 'make bench-perf-bpf  records a second perf bpf events keeps up with, its CPU cost'
 	@echo 'make bench-bpf-top  perf bpf top per refresh against bpftool, the cost of BPF stats'
+	@echo 'make bench-perf-bpf-scale  perf bpf list with N programs+links against bpftool'
 	@echo 'make series     the series as mail in SERIES_DIR (SERIES_VERSION=N for vN)'
 	@echo 'make series-check  checkpatch, git am, per-patch builds, uapi copy, man pages'
 	@echo 'make overlay-check an edit to any line of an overlay file lands in its patch'
@@ -115,6 +116,8 @@ bench-perf-bpf: $(VM_DEPS)
 	@$(TOP)/selftests/bench/perf-bpf.sh
 bench-bpf-top: $(VM_DEPS)
 	@$(TOP)/selftests/bench/bpf-top.sh
+bench-perf-bpf-scale: $(VM_DEPS)
+	@$(TOP)/selftests/bench/perf-bpf-scale.sh
 
 refresh:
 	@$(MK)/refresh.sh

@@ -920,6 +920,8 @@ static int bpf_events__queue(union perf_event *event, void *data)
 
 static int bpf_events__read(struct bpf_events *ev)
 {
+	/* a pass looks its new cgroups and functions up at most once */
+	bpf_resolver__next_batch(&ev->res);
 	return bpf_side_band__read(ev->evlist, &ev->err);
 }
 
@@ -1348,7 +1350,27 @@ static const char * const bpf_list_columns[] = {
 	"link_pids", NULL,
 };
 
-static int bpf_list_prog__fill(struct bpf_list_prog *prog, int fd)
+/* The memory of map @id, read once a list: programs share maps */
+static u64 bpf_list__map_memlock(struct hashmap *memlocks, u32 id)
+{
+	u64 *memlock;
+
+	if (hashmap__find(memlocks, id, &memlock))
+		return *memlock;
+	memlock = malloc(sizeof(*memlock));
+	if (!memlock)
+		return perf_bpf__map_memlock(id);
+	*memlock = perf_bpf__map_memlock(id);
+	if (hashmap__add(memlocks, id, memlock)) {
+		u64 val = *memlock;
+
+		free(memlock);
+		return val;
+	}
+	return *memlock;
+}
+
+static int bpf_list_prog__fill(struct bpf_list_prog *prog, int fd, struct hashmap *memlocks)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info), map_ids[64];
@@ -1366,7 +1388,7 @@ static int bpf_list_prog__fill(struct bpf_list_prog *prog, int fd)
 	prog->run_cnt = info.run_cnt;
 	prog->nr_maps = info.nr_map_ids;
 	for (i = 0; i < min_t(u32, info.nr_map_ids, ARRAY_SIZE(map_ids)); i++)
-		prog->memlock += perf_bpf__map_memlock(map_ids[i]);
+		prog->memlock += bpf_list__map_memlock(memlocks, map_ids[i]);
 	return 0;
 }
 
@@ -1418,9 +1440,14 @@ static int cmd_bpf_list(int argc, const char **argv)
 	};
 	struct bpf_owner_maps owners = {};
 	struct bpf_link_desc **links = NULL, **more;
+	struct hashmap *first_link = NULL;	/* prog id -> index of its first link */
+	struct hashmap *memlocks = NULL;	/* map id -> u64 * */
+	struct hashmap_entry *cur;
 	struct bpf_resolver res;
 	struct bpf_out out;
-	int nr_links = 0, i, n, fd, err;
+	int nr_links = 0, alloc_links = 0, i, n, fd, err;
+	int *next_link = NULL;			/* index of the program's next link, -1 */
+	size_t bkt;
 	bool stats_on;
 	__u32 id;
 
@@ -1440,7 +1467,9 @@ static int cmd_bpf_list(int argc, const char **argv)
 	}
 	owners.progs = perf_bpf__id_map();
 	owners.links = perf_bpf__id_map();
-	if (!owners.progs || !owners.links) {
+	first_link = perf_bpf__id_map();
+	memlocks = perf_bpf__id_map();
+	if (!owners.progs || !owners.links || !first_link || !memlocks) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -1457,19 +1486,41 @@ static int cmd_bpf_list(int argc, const char **argv)
 		if (fd < 0)
 			continue;
 		link = zalloc(sizeof(*link));
-		more = realloc(links, (nr_links + 1) * sizeof(*links));
-		if (!link || !more) {
-			free(link);
+		if (link && nr_links == alloc_links) {
+			alloc_links = alloc_links ? 2 * alloc_links : 64;
+			more = realloc(links, alloc_links * sizeof(*links));
+			if (!more) {
+				free(link);
+				link = NULL;
+			} else {
+				links = more;
+			}
+		}
+		if (!link) {
 			close(fd);
 			err = -ENOMEM;
 			goto out;
 		}
-		links = more;
 		if (bpf_link_desc__fill(link, fd, &res))
 			free(link);
 		else
 			links[nr_links++] = link;
 		close(fd);
+	}
+	/* each program's links, in the order of their ids, as a list */
+	next_link = malloc((nr_links ?: 1) * sizeof(*next_link));
+	if (!next_link) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = nr_links - 1; i >= 0; i--) {
+		long first;
+
+		next_link[i] = hashmap__find(first_link, links[i]->prog_id, &first) ? first : -1;
+		if (hashmap__set(first_link, links[i]->prog_id, i, NULL, NULL)) {
+			err = -ENOMEM;
+			goto out;
+		}
 	}
 
 	bpf_out__header(&out, bpf_list_columns);
@@ -1479,11 +1530,14 @@ static int cmd_bpf_list(int argc, const char **argv)
 		const struct bpf_owners *prog_owners = bpf_owners__find(owners.progs, id);
 		bool stats;
 		int shown = 0;
+		long first;
 
 		fd = bpf_prog_get_fd_by_id(id);
 		if (fd < 0)
 			continue;
-		err = bpf_list_prog__fill(&prog, fd);
+		if (!hashmap__find(first_link, id, &first))
+			first = -1;
+		err = bpf_list_prog__fill(&prog, fd, memlocks);
 		close(fd);
 		if (err) {
 			/* unloaded meanwhile */
@@ -1509,13 +1563,11 @@ static int cmd_bpf_list(int argc, const char **argv)
 				bpf_out__owners(&out, prog_owners);
 				fputc('\n', out.fp);
 			}
-			for (i = 0; i < nr_links; i++) {
+			for (i = first; i >= 0; i = next_link[i]) {
 				struct bpf_link_desc *link = links[i];
 				const struct bpf_owners *lo = bpf_owners__find(owners.links,
 									       link->id);
 
-				if (link->prog_id != id)
-					continue;
 				fprintf(out.fp, "    link %u %s %s %s", link->id,
 					perf_bpf__link_type_name(link->type, buf, sizeof(buf)),
 					libbpf_bpf_attach_type_str(link->attach_type) ?: "-",
@@ -1528,9 +1580,7 @@ static int cmd_bpf_list(int argc, const char **argv)
 			}
 		} else if (out.format == BPF_FORMAT_CSV) {
 			/* one line a link, one for a program without links */
-			for (i = 0; i < nr_links; i++) {
-				if (links[i]->prog_id != id)
-					continue;
+			for (i = first; i >= 0; i = next_link[i]) {
 				bpf_out__begin(&out);
 				bpf_list__print_prog(&out, &prog, prog_owners, stats, links[i],
 						     bpf_owners__find(owners.links, links[i]->id));
@@ -1547,9 +1597,7 @@ static int cmd_bpf_list(int argc, const char **argv)
 			bpf_list__print_prog(&out, &prog, prog_owners, stats, NULL, NULL);
 			bpf_out__key(&out, "links");
 			fputc('[', out.fp);
-			for (i = 0; i < nr_links; i++) {
-				if (links[i]->prog_id != id)
-					continue;
+			for (i = first; i >= 0; i = next_link[i]) {
 				fputs(shown++ ? ",{" : "{", out.fp);
 				out.nfields = 0;
 				bpf_out__link_fields(&out, links[i], links[i]->attach_type);
@@ -1565,6 +1613,13 @@ out:
 	for (i = 0; i < nr_links; i++)
 		bpf_link_desc__delete(links[i]);
 	free(links);
+	free(next_link);
+	hashmap__free(first_link);
+	if (memlocks) {
+		hashmap__for_each_entry(memlocks, cur, bkt)
+			free(cur->pvalue);
+		hashmap__free(memlocks);
+	}
 	bpf_owner_map__free(owners.progs);
 	bpf_owner_map__free(owners.links);
 	bpf_resolver__exit(&res);

@@ -10,7 +10,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <net/if.h>
@@ -318,54 +317,308 @@ static const char *bpf_resolver__cgroot(struct bpf_resolver *res)
 	return res->cgroot[0] ? res->cgroot : NULL;
 }
 
-/* nftw() takes no argument for its callback: the walk in progress */
-static struct bpf_resolver *cgroup_walk_res;
-static size_t cgroup_walk_skip;
+/* A cgroup2 file handle is the cgroup's id (FILEID_KERNFS, linux/exportfs.h) */
+#define BPF_FILEID_KERNFS	0xfe
 
-static int cgroup_walk_one(const char *path, const struct stat *st, int flag,
-			   struct FTW *ftw __maybe_unused)
+static int bpf_resolver__add_cgroup(struct bpf_resolver *res, u64 id, const char *rel)
 {
-	const char *rel = path + cgroup_walk_skip;
 	char *copy, *old = NULL;
 
-	if (flag != FTW_D)
-		return 0;
 	copy = strdup(*rel ? rel : "/");
 	if (!copy)
-		return -1;
-	/* on cgroup2 a cgroup's id is its directory's inode number */
-	if (hashmap__set(cgroup_walk_res->cgroups, st->st_ino, copy, NULL, &old)) {
+		return -ENOMEM;
+	if (hashmap__set(res->cgroups, id, copy, NULL, &old)) {
 		free(copy);
-		return -1;
+		return -ENOMEM;
 	}
 	free(old);
 	return 0;
 }
 
-/* The path of cgroup @id under the cgroup2 mount, NULL if none */
+/*
+ * The cgroups in directory @dfd, @path (@len characters, @skip of them
+ * the mount's), on device @dev, as nftw(FTW_PHYS | FTW_MOUNT) finds them:
+ * directories it can open, not below another mount; but stat() only
+ * the directories, not the files of every cgroup.  Closes @dfd.
+ */
+static int cgroup_walk(struct bpf_resolver *res, int dfd, char *path, size_t len,
+		       size_t skip, dev_t dev)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *dir;
+	int err;
+
+	dir = fdopendir(dfd);
+	if (!dir) {
+		close(dfd);
+		return 0;
+	}
+	/* on cgroup2 a cgroup's id is its directory's inode number */
+	err = fstat(dfd, &st) ? 0 : bpf_resolver__add_cgroup(res, st.st_ino, path + skip);
+	while (!err && (de = readdir(dir)) != NULL) {
+		size_t n = strlen(de->d_name);
+		int fd;
+
+		if ((de->d_type != DT_DIR && de->d_type != DT_UNKNOWN) ||
+		    !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    len + 1 + n >= PATH_MAX)
+			continue;
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISDIR(st.st_mode) || st.st_dev != dev)
+			continue;
+		fd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		path[len] = '/';
+		memcpy(path + len + 1, de->d_name, n + 1);
+		err = cgroup_walk(res, fd, path, len + 1 + n, skip, dev);
+		path[len] = '\0';
+	}
+	closedir(dir);
+	return err;
+}
+
+/* Every cgroup under the mount, once a batch at most */
+static void bpf_resolver__cgroup_walk(struct bpf_resolver *res)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	size_t len;
+	int fd;
+
+	res->cg_walked = res->batch;
+	len = strlen(res->cgroot);
+	memcpy(path, res->cgroot, len + 1);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return;
+	}
+	cgroup_walk(res, fd, path, len, len, st.st_dev);
+}
+
+/*
+ * The directory of cgroup @id, opened by its handle: 0 and its path,
+ * -ESTALE if there is no such cgroup, or none the walk from the mount
+ * would find there, else -errno
+ */
+static int cgroup_by_handle(struct bpf_resolver *res, u64 id, char **path)
+{
+	u64 buf[(sizeof(struct file_handle) + sizeof(u64) + 7) / 8];
+	struct file_handle *fh = (struct file_handle *)buf;
+	char proc[32], dir[PATH_MAX];
+	size_t rootlen = strlen(res->cgroot);
+	struct stat st, root;
+	ssize_t n;
+	int fd;
+
+	fh->handle_bytes = sizeof(id);
+	fh->handle_type = BPF_FILEID_KERNFS;
+	memcpy(fh->f_handle, &id, sizeof(id));
+	fd = open_by_handle_at(res->cgroot_fd, fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, dir, sizeof(dir) - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	dir[n] = '\0';
+	/* under the mount and that very directory by its path: what the walk finds */
+	if (strncmp(dir, res->cgroot, rootlen) || (dir[rootlen] && dir[rootlen] != '/') ||
+	    fstat(res->cgroot_fd, &root) || lstat(dir, &st) ||
+	    (u64)st.st_ino != id || st.st_dev != root.st_dev)
+		return -ESTALE;
+	*path = strdup(dir[rootlen] ? dir + rootlen : "/");
+	return *path ? 0 : -ENOMEM;
+}
+
+/* Can cgroups be opened by id: try the mount's root cgroup */
+static bool bpf_resolver__cgroup_handles(struct bpf_resolver *res)
+{
+	struct stat st;
+	char *path = NULL;
+
+	if (res->cg_handles)
+		return res->cg_handles > 0;
+	res->cg_handles = -1;
+	res->cgroot_fd = open(res->cgroot, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (res->cgroot_fd < 0 || fstat(res->cgroot_fd, &st))
+		return false;
+	if (!cgroup_by_handle(res, st.st_ino, &path) && !strcmp(path, "/"))
+		res->cg_handles = 1;
+	else
+		pr_debug("perf bpf: cgroups cannot be opened by id, walking the tree for new ones\n");
+	free(path);
+	return res->cg_handles > 0;
+}
+
+/*
+ * The path of cgroup @id under the cgroup2 mount, NULL if none.  The
+ * first unknown id walks the tree, for all the cgroups there are; a
+ * cgroup made later is opened by its id (one open_by_handle_at() and a
+ * readlink() of a path as long as the tree is deep), or, where that does
+ * not work, found by another walk, at most one a batch.
+ */
 static const char *bpf_resolver__cgroup(struct bpf_resolver *res, u64 id)
 {
 	const char *root = bpf_resolver__cgroot(res);
 	char *path = NULL;
+	int err;
 
 	if (!root || id != (unsigned long)id)
 		return NULL;
 	if (hashmap__find(res->cgroups, id, &path))
 		return path;
 
-	cgroup_walk_res = res;
-	cgroup_walk_skip = strlen(root);
-	nftw(root, cgroup_walk_one, 16, FTW_PHYS | FTW_MOUNT);
+	if (res->cg_walked && bpf_resolver__cgroup_handles(res)) {
+		err = cgroup_by_handle(res, id, &path);
+		if (!err) {
+			if (!hashmap__add(res->cgroups, id, path))
+				return path;
+			free(path);
+			return NULL;
+		}
+		/* ids are never reused: remember that this one is gone */
+		if (err == -ESTALE) {
+			hashmap__add(res->cgroups, id, NULL);
+			return NULL;
+		}
+	}
+	/* walked since the id was learned, maybe not since the cgroup was made */
+	if (res->cg_walked == res->batch)
+		return NULL;
+	bpf_resolver__cgroup_walk(res);
 	if (hashmap__find(res->cgroups, id, &path))
 		return path;
-	/* ids are never reused: remember that this one is gone */
+	/* walked after the id was learned: gone */
 	hashmap__add(res->cgroups, id, NULL);
 	return NULL;
+}
+
+/*
+ * Kernel symbols by address, as /proc/kallsyms lists them (module
+ * symbols with their "\t[module]"), sorted by address, in the file's
+ * order at an address: the first one there is the one shown.
+ */
+struct bpf_kallsym {
+	u64			addr;
+	size_t			name;		/* offset in names */
+};
+
+struct bpf_kallsyms {
+	struct bpf_kallsym	*v;
+	size_t			nr, alloc;
+	char			*names;
+	size_t			names_len, names_alloc;
+};
+
+static void bpf_kallsyms__delete(struct bpf_kallsyms *ks)
+{
+	if (ks) {
+		free(ks->v);
+		free(ks->names);
+		free(ks);
+	}
+}
+
+static int bpf_kallsyms__add(void *arg, const char *name, char type __maybe_unused, u64 start)
+{
+	struct bpf_kallsyms *ks = arg;
+	size_t n = strlen(name) + 1;
+
+	if (ks->nr == ks->alloc) {
+		size_t alloc = ks->alloc ? 2 * ks->alloc : 4096;
+		struct bpf_kallsym *v = realloc(ks->v, alloc * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		ks->v = v;
+		ks->alloc = alloc;
+	}
+	if (ks->names_len + n > ks->names_alloc) {
+		size_t alloc = ks->names_alloc ? 2 * ks->names_alloc : 65536;
+		char *names;
+
+		while (ks->names_len + n > alloc)
+			alloc *= 2;
+		names = realloc(ks->names, alloc);
+		if (!names)
+			return -ENOMEM;
+		ks->names = names;
+		ks->names_alloc = alloc;
+	}
+	ks->v[ks->nr].addr = start;
+	ks->v[ks->nr].name = ks->names_len;
+	ks->nr++;
+	memcpy(ks->names + ks->names_len, name, n);
+	ks->names_len += n;
+	return 0;
+}
+
+static int bpf_kallsym__cmp(const void *a, const void *b)
+{
+	const struct bpf_kallsym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* names are stored in the file's order */
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static struct bpf_kallsyms *bpf_kallsyms__read(void)
+{
+	struct bpf_kallsyms *ks = zalloc(sizeof(*ks));
+
+	if (!ks)
+		return NULL;
+	if (kallsyms__parse("/proc/kallsyms", ks, bpf_kallsyms__add))
+		ks->nr = 0;
+	qsort(ks->v, ks->nr, sizeof(*ks->v), bpf_kallsym__cmp);
+	return ks;
+}
+
+static const char *bpf_kallsyms__find(const struct bpf_kallsyms *ks, u64 addr)
+{
+	size_t lo = 0, hi = ks ? ks->nr : 0;
+
+	/* the first at @addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ks->v[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return ks && lo < ks->nr && ks->v[lo].addr == addr ? ks->names + ks->v[lo].name : NULL;
+}
+
+/*
+ * The name of the kernel symbol at @addr, NULL if none: /proc/kallsyms
+ * is read at the first, and again, at most once a batch, for an address
+ * it did not have (a module loaded since)
+ */
+static const char *bpf_resolver__ksym(struct bpf_resolver *res, u64 addr)
+{
+	const char *name = bpf_kallsyms__find(res->kallsyms, addr);
+
+	if (name || res->kallsyms_read == res->batch)
+		return name;
+	bpf_kallsyms__delete(res->kallsyms);
+	res->kallsyms = bpf_kallsyms__read();
+	res->kallsyms_read = res->batch;
+	return bpf_kallsyms__find(res->kallsyms, addr);
 }
 
 int bpf_resolver__init(struct bpf_resolver *res)
 {
 	memset(res, 0, sizeof(*res));
+	res->cgroot_fd = -1;
+	res->batch = 1;
 	res->btfs = perf_bpf__id_map();
 	res->cgroups = perf_bpf__id_map();
 	return res->btfs && res->cgroups ? 0 : -ENOMEM;
@@ -392,6 +645,18 @@ void bpf_resolver__exit(struct bpf_resolver *res)
 		hashmap__free(res->cgroups);
 	}
 	btf__free(res->vmlinux);
+	bpf_kallsyms__delete(res->kallsyms);
+	if (res->cgroot_fd >= 0)
+		close(res->cgroot_fd);
+}
+
+/*
+ * A new batch of look-ups: of ids learned after what the last batch
+ * read of the cgroup tree and of /proc/kallsyms
+ */
+void bpf_resolver__next_batch(struct bpf_resolver *res)
+{
+	res->batch++;
 }
 
 /* Link descriptions */
@@ -404,54 +669,33 @@ void bpf_link_desc__delete(struct bpf_link_desc *link)
 	}
 }
 
-struct ksym_lookup {
-	const u64	*addrs;
-	char		**names;
-	u32		nr;
-};
-
-static int ksym_lookup_one(void *arg, const char *name, char type __maybe_unused, u64 start)
-{
-	struct ksym_lookup *look = arg;
-	u32 i;
-
-	for (i = 0; i < look->nr; i++) {
-		if (look->addrs[i] == start && !look->names[i])
-			look->names[i] = strdup(name);
-	}
-	return 0;
-}
-
 /* "f1,f2,..." for the first functions of a kprobe_multi link */
-static char *kprobe_multi_target(int fd, u32 count)
+static char *kprobe_multi_target(int fd, u32 count, struct bpf_resolver *res)
 {
 	u64 addrs[8] = {};
-	char *names[8] = {};
-	struct ksym_lookup look = { .addrs = addrs, .names = names };
 	struct bpf_link_info info = {};
 	__u32 len = sizeof(info);
 	char buf[512] = "";
 	size_t pos = 0;
-	u32 i;
+	u32 i, nr;
 
-	look.nr = min_t(u32, count, ARRAY_SIZE(addrs));
+	nr = min_t(u32, count, ARRAY_SIZE(addrs));
 	info.kprobe_multi.addrs = ptr_to_u64(addrs);
-	info.kprobe_multi.count = look.nr;
+	info.kprobe_multi.count = nr;
 	/* ENOSPC: more functions than asked for, the first ones are there */
 	if (bpf_link_get_info_by_fd(fd, &info, &len) && errno != ENOSPC)
 		return NULL;
-	kallsyms__parse("/proc/kallsyms", &look, ksym_lookup_one);
-	for (i = 0; i < look.nr; i++) {
+	for (i = 0; i < nr; i++) {
 		const char *sep = i ? "," : "";
+		const char *name = bpf_resolver__ksym(res, addrs[i]);
 
-		if (names[i])
-			pos += scnprintf(buf + pos, sizeof(buf) - pos, "%s%s", sep, names[i]);
+		if (name)
+			pos += scnprintf(buf + pos, sizeof(buf) - pos, "%s%s", sep, name);
 		else
 			pos += scnprintf(buf + pos, sizeof(buf) - pos, "%s%#" PRIx64,
 					 sep, addrs[i]);
-		free(names[i]);
 	}
-	if (count > look.nr)
+	if (count > nr)
 		scnprintf(buf + pos, sizeof(buf) - pos, ",... (%u functions)", count);
 	return strdup(buf);
 }
@@ -634,7 +878,7 @@ int bpf_link_desc__fill(struct bpf_link_desc *link, int fd, struct bpf_resolver 
 			ret = asprintf(&target, "ifindex %u", link->ifindex);
 		break;
 	case BPF_LINK_TYPE_KPROBE_MULTI:
-		target = kprobe_multi_target(fd, info.kprobe_multi.count);
+		target = kprobe_multi_target(fd, info.kprobe_multi.count, res);
 		break;
 	case BPF_LINK_TYPE_STRUCT_OPS:
 		link->map_id = info.struct_ops.map_id;

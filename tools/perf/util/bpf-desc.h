@@ -11,6 +11,7 @@
 
 struct btf;
 struct hashmap;
+struct bpf_kallsyms;
 
 /* What perf bpf knows of a program and of a link, for people */
 struct bpf_prog_desc {
@@ -41,7 +42,13 @@ struct bpf_link_desc {
 	u32			map_id;
 };
 
-/* What turns ids into names: BTF objects, cgroup paths */
+/*
+ * What turns ids into names: BTF objects, cgroup paths, kernel function
+ * addresses.  The cgroup tree is walked once a session, /proc/kallsyms
+ * read once; what appears later is looked up at most once a batch (a
+ * pass over the side-band rings, a refresh, a list): the caller starts
+ * each with bpf_resolver__next_batch().
+ */
 struct bpf_resolver {
 	struct btf		*vmlinux;
 	bool			vmlinux_tried;
@@ -49,6 +56,12 @@ struct bpf_resolver {
 	struct hashmap		*cgroups;	/* cgroup id -> path, or NULL if none */
 	char			cgroot[PATH_MAX];
 	bool			cgroot_tried;
+	int			cgroot_fd;	/* for open_by_handle_at(), -1 if none */
+	int			cg_handles;	/* by id: 1 works, -1 does not, 0 untried */
+	u64			batch;
+	u64			cg_walked;	/* batch of the last walk, 0: none yet */
+	struct bpf_kallsyms	*kallsyms;
+	u64			kallsyms_read;	/* batch of the last read, 0: none yet */
 };
 
 /*
@@ -83,6 +96,7 @@ void bpf_prog_desc__delete(struct bpf_prog_desc *prog);
 
 int bpf_resolver__init(struct bpf_resolver *res);
 void bpf_resolver__exit(struct bpf_resolver *res);
+void bpf_resolver__next_batch(struct bpf_resolver *res);
 
 int bpf_link_desc__fill(struct bpf_link_desc *link, int fd, struct bpf_resolver *res);
 void bpf_link_desc__delete(struct bpf_link_desc *link);

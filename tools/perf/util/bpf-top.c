@@ -188,6 +188,8 @@ static void bpf_top__read_links(struct bpf_top *top)
 		prog = cur->pvalue;
 		strbuf_setlen(&prog->attach, 0);
 	}
+	/* a refresh looks its new cgroups and functions up at most once */
+	bpf_resolver__next_batch(&top->res);
 	top->links_stale = false;
 	while (!bpf_link_get_next_id(id, &id)) {
 		struct bpf_link_desc link = {};

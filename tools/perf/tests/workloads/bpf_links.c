@@ -53,12 +53,19 @@
  *	open files to hold them), print "many N" and wait for a line (or
  *	the end) on stdin; then close them.
  *
+ *   perf test -w bpf_links many N CGROUP
+ *	The same with N cgroup_skb programs named pbt_many, each using one
+ *	array map named pbt_many that they share, each attached through a
+ *	link to the egress of a cgroup CGROUP/pbt_many_K, made for each 32
+ *	links; then close the links and the map and remove these cgroups.
+ *
  * Programs are named pbt_KIND, built from instructions here so that nothing
  * needs clang.
  * Exit status: 0, 1 on failure, 2 if perf was built without libbpf.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +73,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/compiler.h>
 #include <linux/kernel.h>
@@ -578,17 +586,11 @@ static int bpf_links_runs(void)
 	return 0;
 }
 
-static int bpf_links_many(int n)
+/* Room for @n more fds */
+static int bpf_links_nofile(int n)
 {
 	struct rlimit rl = { 0, 0 };
-	char line[16];
-	int i, *fds;
 
-	if (n <= 0)
-		return bpf_links_fail("many: a number of programs");
-	fds = calloc(n, sizeof(*fds));
-	if (!fds)
-		return bpf_links_fail("calloc");
 	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur < (rlim_t)n + 64) {
 		rl.rlim_cur = n + 64;
 		if (rl.rlim_max < rl.rlim_cur)
@@ -596,18 +598,103 @@ static int bpf_links_many(int n)
 		if (setrlimit(RLIMIT_NOFILE, &rl))
 			return bpf_links_fail("RLIMIT_NOFILE");
 	}
+	return 0;
+}
+
+/* "many N": wait for a line (or the end) on stdin */
+static int bpf_links_many_wait(int n)
+{
+	char line[16];
+
+	printf("many %d\n", n);
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin) && ferror(stdin))
+		return bpf_links_fail("stdin");
+	return 0;
+}
+
+static int bpf_links_many(int n)
+{
+	int i, *fds;
+
+	if (n <= 0)
+		return bpf_links_fail("many: a number of programs");
+	fds = calloc(n, sizeof(*fds));
+	if (!fds)
+		return bpf_links_fail("calloc");
+	if (bpf_links_nofile(n))
+		return 1;
 	for (i = 0; i < n; i++) {
 		fds[i] = bpf_links_load("pbt_many", BPF_PROG_TYPE_SOCKET_FILTER, 0, 0, 0, -1);
 		if (fds[i] < 0)
 			return bpf_links_fail("pbt_many");
 	}
-	printf("many %d\n", n);
-	fflush(stdout);
-	if (!fgets(line, sizeof(line), stdin) && ferror(stdin))
-		return bpf_links_fail("stdin");
+	if (bpf_links_many_wait(n))
+		return 1;
 	for (i = 0; i < n; i++)
 		close(fds[i]);
 	free(fds);
+	return 0;
+}
+
+#define BPF_LINKS_PER_CGROUP	32
+
+/* The cgroup of the many links' @k-th 32 */
+static void bpf_links_many_cgroup(const char *cgroup, int k, char *path, size_t size)
+{
+	snprintf(path, size, "%s/pbt_many_%d", cgroup, k);
+}
+
+static int bpf_links_many_links(int n, const char *cgroup)
+{
+	int i, k, nr_cg, fd, cgroup_fd = -1, map_fd, *links;
+	char path[PATH_MAX];
+
+	if (n <= 0)
+		return bpf_links_fail("many: a number of programs");
+	nr_cg = (n + BPF_LINKS_PER_CGROUP - 1) / BPF_LINKS_PER_CGROUP;
+	links = calloc(n, sizeof(*links));
+	if (!links)
+		return bpf_links_fail("calloc");
+	if (bpf_links_nofile(n))
+		return 1;
+	map_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pbt_many", sizeof(u32), sizeof(u64), 1,
+				NULL);
+	if (map_fd < 0)
+		return bpf_links_fail("pbt_many map");
+	for (i = 0; i < n; i++) {
+		if (i % BPF_LINKS_PER_CGROUP == 0) {
+			if (cgroup_fd >= 0)
+				close(cgroup_fd);
+			bpf_links_many_cgroup(cgroup, i / BPF_LINKS_PER_CGROUP, path, sizeof(path));
+			if (mkdir(path, 0755) && errno != EEXIST)
+				return bpf_links_fail(path);
+			cgroup_fd = open(path, O_RDONLY | O_DIRECTORY);
+			if (cgroup_fd < 0)
+				return bpf_links_fail(path);
+		}
+		fd = bpf_links_load("pbt_many", BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_EGRESS,
+				    0, 1, map_fd);
+		if (fd < 0)
+			return bpf_links_fail("pbt_many");
+		links[i] = bpf_link_create(fd, cgroup_fd, BPF_CGROUP_INET_EGRESS, NULL);
+		if (links[i] < 0)
+			return bpf_links_fail("cgroup link");
+		/* the link holds the program */
+		close(fd);
+	}
+	if (cgroup_fd >= 0)
+		close(cgroup_fd);
+	if (bpf_links_many_wait(n))
+		return 1;
+	for (i = 0; i < n; i++)
+		close(links[i]);
+	close(map_fd);
+	for (k = 0; k < nr_cg; k++) {
+		bpf_links_many_cgroup(cgroup, k, path, sizeof(path));
+		rmdir(path);
+	}
+	free(links);
 	return 0;
 }
 
@@ -625,7 +712,10 @@ static int bpf_links(int argc, const char **argv)
 		return bpf_links_runs();
 	if (argc == 2 && !strcmp(argv[0], "many"))
 		return bpf_links_many(atoi(argv[1]));
-	fprintf(stderr, "usage: %s links CGROUP [FUNC] | short N | runs | many N\n", __func__);
+	if (argc == 3 && !strcmp(argv[0], "many"))
+		return bpf_links_many_links(atoi(argv[1]), argv[2]);
+	fprintf(stderr, "usage: %s links CGROUP [FUNC] | short N | runs | many N [CGROUP]\n",
+		__func__);
 	fprintf(stderr, "       %s churn CGROUP SECS [RATE]\n", __func__);
 	return 1;
 }
