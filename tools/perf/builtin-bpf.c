@@ -274,13 +274,14 @@ static void bpf_events__print_start(struct bpf_events *ev, struct perf_sample *s
 				    const char *event)
 {
 	struct bpf_out *out = &ev->out;
-	char comm[64];
+	char comm[64], text[BPF_OUT_TEXT_SIZE(64)];
 
 	bpf_events__comm(ev, sample, comm, sizeof(comm));
 	if (out->format == BPF_FORMAT_TEXT) {
 		fprintf(out->fp, "%6" PRIu64 ".%06" PRIu64 " [%03u] %16s %6d/%-6d %-12s",
 			sample->time / NSEC_PER_SEC, (sample->time % NSEC_PER_SEC) / NSEC_PER_USEC,
-			sample->cpu, comm, sample->pid, sample->tid, event);
+			sample->cpu, bpf_out__escape(text, sizeof(text), comm), sample->pid,
+			sample->tid, event);
 		return;
 	}
 	bpf_out__begin(out);
@@ -346,17 +347,18 @@ static void bpf_events__print(struct bpf_events *ev, struct perf_sample *sample,
 	bpf_events__print_start(ev, sample, event);
 	if (out->format == BPF_FORMAT_TEXT) {
 		perf_bpf__tag_str(prog->tag, tag);
-		fprintf(out->fp, " prog %u %s %s tag %s", prog->id,
-			prog->name && *prog->name ? prog->name : "-",
+		fprintf(out->fp, " prog %u ", prog->id);
+		bpf_out__text(out->fp, prog->name && *prog->name ? prog->name : "-");
+		fprintf(out->fp, " %s tag %s",
 			prog->type_known ?
 			perf_bpf__prog_type_name(prog->type, buf[0], sizeof(buf[0])) : "-",
 			tag);
 		if (link) {
-			fprintf(out->fp, "  link %u %s %s %s", link->id,
+			fprintf(out->fp, "  link %u %s %s ", link->id,
 				perf_bpf__link_type_name(link->type, buf[0], sizeof(buf[0])),
 				perf_bpf__attach_type_name(attach_type, buf[1],
-							   sizeof(buf[1])) ?: "-",
-				link->target && *link->target ? link->target : "-");
+							   sizeof(buf[1])) ?: "-");
+			bpf_out__text(out->fp, link->target && *link->target ? link->target : "-");
 		}
 		bpf_events__print_stats(out, stats);
 		fprintf(out->fp, "%s\n", gone ? " (gone)" : "");
@@ -1551,8 +1553,9 @@ static int cmd_bpf_list(int argc, const char **argv)
 			char tag[2 * BPF_TAG_SIZE + 1], buf[16];
 
 			perf_bpf__tag_str(prog.desc.tag, tag);
-			fprintf(out.fp, "prog %u %s %s tag %s", prog.desc.id,
-				*prog.desc.name ? prog.desc.name : "-",
+			fprintf(out.fp, "prog %u ", prog.desc.id);
+			bpf_out__text(out.fp, *prog.desc.name ? prog.desc.name : "-");
+			fprintf(out.fp, " %s tag %s",
 				perf_bpf__prog_type_name(prog.desc.type, buf, sizeof(buf)), tag);
 			if (stats)
 				fprintf(out.fp, " run %" PRIu64 " times %" PRIu64 " ns",
@@ -1568,10 +1571,10 @@ static int cmd_bpf_list(int argc, const char **argv)
 				const struct bpf_owners *lo = bpf_owners__find(owners.links,
 									       link->id);
 
-				fprintf(out.fp, "    link %u %s %s %s", link->id,
+				fprintf(out.fp, "    link %u %s %s ", link->id,
 					perf_bpf__link_type_name(link->type, buf, sizeof(buf)),
-					libbpf_bpf_attach_type_str(link->attach_type) ?: "-",
-					*link->target ? link->target : "-");
+					libbpf_bpf_attach_type_str(link->attach_type) ?: "-");
+				bpf_out__text(out.fp, *link->target ? link->target : "-");
 				if (lo) {
 					fprintf(out.fp, " pids ");
 					bpf_out__owners(&out, lo);

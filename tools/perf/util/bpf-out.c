@@ -16,9 +16,153 @@
 #include "debug.h"
 
 /*
+ * Strings from outside perf (comms, cgroup paths, file names, names from
+ * BTF or kallsyms, link targets) are printed escaped, the same way by
+ * every command:
+ *  - text and CSV: control characters (C0, DEL and C1, as UTF-8 encodes
+ *    it) and each byte of ill-formed UTF-8 as \xNN, a byte each: nothing
+ *    reaches a terminal raw, no newline splits a line.  Printable UTF-8
+ *    and backslashes pass as they are; CSV then quotes as it does.
+ *  - JSON: valid UTF-8: control characters and C1 as \u00XX, each byte
+ *    of ill-formed UTF-8 as \ufffd, '"' and '\\' escaped.
+ */
+enum bpf_esc {
+	BPF_ESC_TEXT,
+	BPF_ESC_CSV,		/* text within quotes: a quote doubled */
+	BPF_ESC_JSON,
+};
+
+/* The length of the well-formed UTF-8 sequence at @s, its code point in *@cp; 0 if none */
+static int utf8_seq(const unsigned char *s, u32 *cp)
+{
+	u32 c = s[0], min;
+	int len, i;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		c &= 0x1f;
+		min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		c &= 0x0f;
+		min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		c &= 0x07;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
+	/* a '\0' is no continuation byte: nothing is read past the end */
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	/* overlong, a surrogate, above U+10FFFF */
+	if (c < min || (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
+		return 0;
+	*cp = c;
+	return len;
+}
+
+/* The character at @s as @esc prints it, in @buf; its length, the bytes it took in *@len */
+static int bpf_out__escape_one(const char *s, enum bpf_esc esc, char *buf, int *len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	u32 c = 0;
+	int n = utf8_seq(u, &c);
+
+	if (!n) {
+		/* a byte of ill-formed UTF-8 */
+		*len = 1;
+		if (esc == BPF_ESC_JSON)
+			return sprintf(buf, "\\ufffd");
+		return sprintf(buf, "\\x%02x", u[0]);
+	}
+	*len = n;
+	if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) {
+		if (esc == BPF_ESC_JSON)
+			return sprintf(buf, "\\u%04x", c);
+		/* C1 is two bytes in UTF-8 */
+		if (n == 2)
+			return sprintf(buf, "\\x%02x\\x%02x", u[0], u[1]);
+		return sprintf(buf, "\\x%02x", u[0]);
+	}
+	if (esc == BPF_ESC_JSON && (c == '"' || c == '\\'))
+		return sprintf(buf, "\\%c", c);
+	if (esc == BPF_ESC_CSV && c == '"')
+		return sprintf(buf, "\"\"");
+	memcpy(buf, s, n);
+	return n;
+}
+
+static void bpf_out__put(FILE *fp, const char *s, enum bpf_esc esc)
+{
+	char buf[16];
+	int len, n;
+
+	for (; *s; s += len) {
+		n = bpf_out__escape_one(s, esc, buf, &len);
+		fwrite(buf, 1, n, fp);
+	}
+}
+
+void bpf_out__text(FILE *fp, const char *s)
+{
+	bpf_out__put(fp, s, BPF_ESC_TEXT);
+}
+
+char *bpf_out__escape(char *buf, size_t size, const char *s)
+{
+	char one[16];
+	size_t n = 0;
+	int len, w;
+
+	if (!size)
+		return buf;
+	for (; *s; s += len) {
+		w = bpf_out__escape_one(s, BPF_ESC_TEXT, one, &len);
+		if (n + w >= size)
+			break;
+		memcpy(buf + n, one, w);
+		n += w;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+static void json_quote(FILE *fp, const char *s)
+{
+	fputc('"', fp);
+	bpf_out__put(fp, s, BPF_ESC_JSON);
+	fputc('"', fp);
+}
+
+/* Quoted when its text holds the separator or a quote; out of memory, always */
+static void csv_quote(FILE *fp, const char *sep, const char *s)
+{
+	size_t size = BPF_OUT_TEXT_SIZE(strlen(s));
+	char *text = malloc(size);
+
+	if (text && !strstr(bpf_out__escape(text, size, s), sep) && !strchr(text, '"')) {
+		fputs(text, fp);
+	} else {
+		fputc('"', fp);
+		bpf_out__put(fp, s, BPF_ESC_CSV);
+		fputc('"', fp);
+	}
+	free(text);
+}
+
+/*
  * A line is bpf_out__begin(), fields, bpf_out__end().  Text lines are
  * printed by their callers; CSV fields are quoted when they hold the
- * separator or a quote, JSON strings are escaped.
+ * separator or a quote, strings are escaped as below.
  */
 void bpf_out__begin(struct bpf_out *out)
 {
@@ -38,39 +182,10 @@ void bpf_out__key(struct bpf_out *out, const char *key)
 {
 	if (out->nfields++)
 		fputs(out->format == BPF_FORMAT_JSON ? "," : out->sep, out->fp);
-	if (out->format == BPF_FORMAT_JSON)
-		fprintf(out->fp, "\"%s\":", key);
-}
-
-static void json_quote(FILE *fp, const char *s)
-{
-	fputc('"', fp);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(fp, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(fp, "\\u%04x", c);
-		else
-			fputc(c, fp);
+	if (out->format == BPF_FORMAT_JSON) {
+		json_quote(out->fp, key);
+		fputc(':', out->fp);
 	}
-	fputc('"', fp);
-}
-
-static void csv_quote(FILE *fp, const char *sep, const char *s)
-{
-	if (!strstr(s, sep) && !strpbrk(s, "\"\n")) {
-		fputs(s, fp);
-		return;
-	}
-	fputc('"', fp);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', fp);
-		fputc(*s, fp);
-	}
-	fputc('"', fp);
 }
 
 void bpf_out__str(struct bpf_out *out, const char *key, const char *val)
@@ -192,7 +307,6 @@ void bpf_out__prog_fields(struct bpf_out *out, const struct bpf_prog_desc *prog)
 
 void bpf_out__owners(struct bpf_out *out, const struct bpf_owners *owners)
 {
-	char buf[64];
 	int i;
 
 	if (out->format == BPF_FORMAT_JSON) {
@@ -221,7 +335,8 @@ void bpf_out__owners(struct bpf_out *out, const struct bpf_owners *owners)
 		return;
 	}
 	for (i = 0; owners && i < owners->nr; i++) {
-		snprintf(buf, sizeof(buf), "%s(%d)", owners->v[i].comm, owners->v[i].pid);
-		fprintf(out->fp, "%s%s", i ? ", " : "", buf);
+		fputs(i ? ", " : "", out->fp);
+		bpf_out__text(out->fp, owners->v[i].comm);
+		fprintf(out->fp, "(%d)", owners->v[i].pid);
 	}
 }

@@ -38,4 +38,15 @@ void bpf_out__link_fields(struct bpf_out *out, const struct bpf_link_desc *link,
 			  u32 attach_type);
 void bpf_out__owners(struct bpf_out *out, const struct bpf_owners *owners);
 
+/*
+ * A string from outside perf in text: control characters and bytes of
+ * ill-formed UTF-8 as \xNN (see bpf-out.c).  bpf_out__escape() puts it in
+ * @buf of @size, cut before a character that does not fit, and returns
+ * @buf; BPF_OUT_TEXT_SIZE() is the most a string of @len bytes takes.
+ */
+#define BPF_OUT_TEXT_SIZE(len)	(4 * (len) + 1)
+
+void bpf_out__text(FILE *fp, const char *s);
+char *bpf_out__escape(char *buf, size_t size, const char *s);
+
 #endif /* __PERF_BPF_OUT_H */

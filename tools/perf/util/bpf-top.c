@@ -716,21 +716,24 @@ void bpf_top__row(struct bpf_top *top, struct bpf_top_prog *prog, u64 window,
 		  char *line, size_t size)
 {
 	double one = window ? 100.0 * prog->win_time / window : 0;
-	char type[16];
+	char type[16], name[17];
 	int n;
 
+	/* the name cut to its column, not within an escape */
+	bpf_out__escape(name, sizeof(name),
+			prog->desc.name && *prog->desc.name ? prog->desc.name : "-");
 	n = scnprintf(line, size,
 		      "%8u %-16.16s %-14.14s %10.1f %9" PRIu64 " %7.2f %7.2f %12" PRIu64
 		      " %12.3f",
-		      prog->desc.id, prog->desc.name && *prog->desc.name ? prog->desc.name : "-",
+		      prog->desc.id, name,
 		      perf_bpf__prog_type_name(prog->desc.type, type, sizeof(type)),
 		      window ? (double)prog->win_cnt * NSEC_PER_SEC / window : 0,
 		      bpf_top_prog__avg(prog), one, one / top->nr_cpus,
 		      prog->cnt - prog->base_cnt,
 		      (double)(prog->time - prog->base_time) / NSEC_PER_MSEC);
 	n += bpf_top__count_row(top, prog, line + n, size - n);
-	scnprintf(line + n, size - n, "  %s%s", prog->gone ? "(gone) " : "",
-		  prog->attach.len ? prog->attach.buf : "-");
+	n += scnprintf(line + n, size - n, "  %s", prog->gone ? "(gone) " : "");
+	bpf_out__escape(line + n, size - n, prog->attach.len ? prog->attach.buf : "-");
 }
 
 const char *bpf_top__none(struct bpf_top *top)

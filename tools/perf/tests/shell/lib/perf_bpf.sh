@@ -101,33 +101,36 @@ pbt_link_records() {
 	grep -q "'PERF_BPF_EVENT_LINK_ATTACH'" "$bpf_test_tmp/vmlinux.btf"
 }
 
-# pbt_cgroup: make a cgroup of this test, on cgroup2, removed at the end;
-# pbt_cgroup_path gives its path.  Call it in the test's shell, not in
-# $(...): it must set pbt_cgroup_dir there, and its skip or fail must end
-# the test.
+# pbt_cgroup [SUFFIX]: make a cgroup of this test, on cgroup2, named
+# perf_test_bpf_PID and SUFFIX, removed at the end; pbt_cgroup_path gives
+# its path.  Call it in the test's shell, not in $(...): it must set
+# pbt_cgroup_dir there, and its skip or fail must end the test.
 pbt_cgroup() {
-	local root
+	local root dir
 
 	root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 	[ -n "$root" ] || bpf_test_skip "cgroup2 not mounted"
-	mkdir "$root/perf_test_bpf_$$" || bpf_test_fail "cannot make $root/perf_test_bpf_$$"
-	pbt_cgroup_dir=$root/perf_test_bpf_$$
+	dir=$root/perf_test_bpf_$$${1:-}
+	mkdir "$dir" || bpf_test_fail "cannot make $dir"
+	pbt_cgroup_dir=$dir
 }
 
 pbt_cgroup_path() {
 	echo "$pbt_cgroup_dir"
 }
 
-# pbt_links_start NAME CGROUP: start the bpf_links workload, held: it
-# loads nothing until pbt_links_load NAME (so that its pid is known before
-# it makes its first record).  It takes its orders from fd 3; its output
-# goes to $bpf_test_tmp/NAME.out, its errors to NAME.err, its pid to NAME.pid.
+# pbt_links_start NAME CGROUP [PERF]: start the bpf_links workload, held:
+# it loads nothing until pbt_links_load NAME (so that its pid is known
+# before it makes its first record).  It takes its orders from fd 3; its
+# output goes to $bpf_test_tmp/NAME.out, its errors to NAME.err, its pid
+# to NAME.pid.  PERF, perf by default, is what runs it: a link to perf
+# under another name gives the workload that name as its comm.
 pbt_links_start() {
-	local name=$1 cgroup=$2 pid
+	local name=$1 cgroup=$2 perf=${3:-perf} pid
 
 	mkfifo "$bpf_test_tmp/$name.ctl"
 	# the same process, once it has read its first order
-	(read -r _ && exec perf test -w bpf_links links "$cgroup") <"$bpf_test_tmp/$name.ctl" \
+	(read -r _ && exec "$perf" test -w bpf_links links "$cgroup") <"$bpf_test_tmp/$name.ctl" \
 		>"$bpf_test_tmp/$name.out" 2>"$bpf_test_tmp/$name.err" &
 	pid=$!
 	bpf_test_track $pid
@@ -170,9 +173,9 @@ pbt_links_load() {
 			"$(cat "$bpf_test_tmp/$1.out" "$bpf_test_tmp/$1.err")"
 }
 
-# pbt_links NAME CGROUP: start the workload and let it load and attach.
+# pbt_links NAME CGROUP [PERF]: start the workload and let it load and attach.
 pbt_links() {
-	pbt_links_start "$1" "$2"
+	pbt_links_start "$@"
 	pbt_links_load "$1"
 }
 
@@ -192,18 +195,27 @@ pbt_links_go() {
 # pbt_events NAME [perf bpf events options]: start perf bpf events, its
 # output in $bpf_test_tmp/NAME.out, errors in NAME.err, its pid in NAME.pid.
 # Returns once it shows records: a short-lived program, pbt_short, is
-# loaded until one shows up.
+# loaded until one shows up.  pbt_events_start and pbt_events_wait do
+# the two halves, to start several before any record.
 pbt_events() {
-	local name=$1 out=$bpf_test_tmp/$1.out pid
+	pbt_events_start "$@"
+	pbt_events_wait "$1"
+}
+
+pbt_events_start() {
+	local name=$1 pid
 
 	shift
-	perf bpf events -o "$out" "$@" 2>"$bpf_test_tmp/$name.err" &
+	perf bpf events -o "$bpf_test_tmp/$name.out" "$@" 2>"$bpf_test_tmp/$name.err" &
 	pid=$!
 	bpf_test_track $pid
 	echo $pid >"$bpf_test_tmp/$name.pid"
-	pbt_wait 120 pbt_events_probe "$out" "$pid" ||
-		bpf_test_fail "perf bpf events $* shows no pbt_short within 120 s:" \
-			"$(cat "$bpf_test_tmp/$name.err")"
+}
+
+pbt_events_wait() {
+	pbt_wait 120 pbt_events_probe "$bpf_test_tmp/$1.out" "$(cat "$bpf_test_tmp/$1.pid")" ||
+		bpf_test_fail "perf bpf events ($1) shows no pbt_short within 120 s:" \
+			"$(cat "$bpf_test_tmp/$1.err")"
 }
 
 pbt_events_probe() {
