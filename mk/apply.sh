@@ -77,42 +77,59 @@ commit_index() {
 # applying the patch file's diff to it, so an edit made to the overlay
 # file anywhere stays in the patches from the one that owns the line on.
 #
-# Taking a patch back is "git apply -R" while the overlay's lines are the
-# ones its diff knows.  When an edit touches those lines, the diff's own
-# pre- and post-image (the blobs of its "index" line, in the applied tree
-# since the last apply) tell mk/take-back.py what the patch changed: it
-# takes that back and keeps the edits to every other line.  An edit to a
-# line a later patch adds or changes thus stays in that patch, an edit to
-# any other line reaches the earlier versions; the next "make refresh"
-# writes the diffs again.
+# Taking a patch back uses the diff's own pre- and post-image, the blobs
+# of its "index" line, which the applied tree holds since the last apply:
+# the file is the post-image, and becomes the pre-image; or it has edits,
+# and mk/take-back.py takes back what the patch changed and keeps the
+# edits to every other line.  An edit to a line a later patch adds or
+# changes thus stays in that patch, an edit to any other line reaches the
+# earlier versions; the next "make refresh" writes the diffs again.
+# Without the blobs (a new applied tree), "git apply -R" of the diff.
 declare -A early=() version=()
 stale=()
 edits_tmp=$(mktemp -d "$BUILD_DIR/edits.XXXXXX")
-trap 'rm -rf "$idx" "$msg" "$hdr" "$msg.patch" "$edits_tmp"' EXIT
+trap 'rm -rf "$idx" "$msg" "$hdr" "$msg.patch" "$edits_tmp" "$edits_tmp.check"' EXIT
+trap 'exit 1' INT TERM
 
 # take_back PATCH FILE: $edits_tmp/FILE as it was before PATCH.
 take_back() {
-	local p=$1 f=$2 w=$edits_tmp/$2 pre post
+	local p=$1 f=$2 w=$edits_tmp/$2 d=$edits_tmp.check pre='' post=''
 
-	if (cd "$edits_tmp" &&
-	    GIT_CEILING_DIRECTORIES=$(cd .. && pwd -P) \
-		git apply -R --include="$f" "$TOP/patches/$p" 2>/dev/null); then
-		return
-	fi
 	read -r pre post < <(awk -v f="$f" '
 		/^diff --git / { want = ($3 == "a/" f) }
 		want && /^index / { split($2, b, /\.\./); print b[1], b[2]; exit }
-	' "$TOP/patches/$p")
-	pre=$(git_src rev-parse -q --verify "${pre:-none}^{blob}") &&
-		post=$(git_src rev-parse -q --verify "${post:-none}^{blob}") ||
+	' "$TOP/patches/$p") || true
+	if pre=$(git_src rev-parse -q --verify "${pre:-none}^{blob}") &&
+	   post=$(git_src rev-parse -q --verify "${post:-none}^{blob}"); then
+		# The diff must be the one between its blobs: a hand edit to
+		# it would be lost below.
+		rm -rf "$d"
+		mkdir -p "$d/$(dirname "$f")"
+		git_src cat-file blob "$pre" >"$d/$f"
+		(cd "$d" && GIT_CEILING_DIRECTORIES=$(cd .. && pwd -P) \
+			git apply --include="$f" "$TOP/patches/$p" 2>/dev/null) &&
+			[ "$(git_src hash-object --no-filters -- "$d/$f")" = "$post" ] ||
+			die "patches/$p's diff of $f is not the one between the blobs its
+  index line names (edited by hand?): make the edit in the applied tree"
+		rm -rf "$d"
+		if [ "$(git_src hash-object --no-filters -- "$w")" = "$post" ]; then
+			git_src cat-file blob "$pre" >"$w"
+			return
+		fi
+		git_src cat-file blob "$pre" >"$w.pre"
+		git_src cat-file blob "$post" >"$w.post"
+		python3 "$TOP/mk/take-back.py" "$w" "$w.post" "$w.pre" ||
+			die "cannot take patches/$p back from the overlay's $f (see above)"
+		rm -f "$w.pre" "$w.post"
+		stale+=("$p")
+		return
+	fi
+	# No applied tree yet (or one of another project): the diff as it is.
+	(cd "$edits_tmp" &&
+	 GIT_CEILING_DIRECTORIES=$(cd .. && pwd -P) \
+		git apply -R --include="$f" "$TOP/patches/$p") ||
 		die "patches/$p does not apply to the overlay's $f, and the applied tree
-  lacks the blobs of its diff to merge the edit with: refresh the patch"
-	git_src cat-file blob "$pre" >"$w.pre"
-	git_src cat-file blob "$post" >"$w.post"
-	python3 "$TOP/mk/take-back.py" "$w" "$w.post" "$w.pre" ||
-		die "cannot take patches/$p back from the overlay's $f"
-	rm -f "$w.pre" "$w.post"
-	stale+=("$p")
+  lacks the blobs of its diff to take an edit back with: refresh the patch"
 }
 
 mapfile -t plan < <(plan_entries | cut -f1)

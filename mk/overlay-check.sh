@@ -22,6 +22,7 @@
 
 tmp=$(mktemp -d "$BUILD_DIR/overlay-check.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM
 top=$tmp/top bd=$tmp/build
 mkdir -p "$top" "$bd"
 tar -C "$TOP" --exclude=.git -cf - . | tar -C "$top" -xf -
@@ -38,6 +39,8 @@ apply_copy() {
 }
 
 head0=$(apply_copy) || die "make apply of the unedited project failed"
+[ "$(g rev-parse "$head0^{tree}")" = "$(git_src rev-parse 'HEAD^{tree}')" ] ||
+	die "the applied tree is not the project's: run make apply first"
 mapfile -t plan < <(plan_entries | cut -f1)
 mapfile -t commits < <(g rev-list --reverse "base..$head0")
 declare -A pos=()	# commit -> its index in the plan
@@ -68,6 +71,7 @@ owned_lines() {
 }
 
 declare -A marks=()	# file -> "line:owner line:owner ..."
+declare -A later_of=()	# file -> how many later patches edit it
 files=()
 while IFS=$'\t' read -r claimer f; do
 	ci=-1 later=()
@@ -91,8 +95,11 @@ while IFS=$'\t' read -r claimer f; do
 		' <<<"$owned")
 		[ -n "$n" ] && picks+=("$n:$owner")
 	done
+	[ -n "${picks[0]:-}" ] && [ "${picks[0]#*:}" = "$ci" ] ||
+		die "$f: no line of its claiming patch ${plan[ci]:0:4} to edit"
 	files+=("$f")
 	marks[$f]="${picks[*]}"
+	later_of[$f]=${#later[@]}
 	for p in "${picks[@]}"; do
 		sed -i "${p%%:*}s|\$| overlay-check:${p#*:}|" "$top/$f"
 	done
@@ -106,6 +113,8 @@ if ! head1=$(apply_copy); then
 	exit 1
 fi
 mapfile -t commits1 < <(g rev-list --reverse "base..$head1")
+[ ${#commits1[@]} = ${#commits[@]} ] ||
+	die "make apply of the edited project made ${#commits1[@]} commits, not ${#commits[@]}"
 
 for f in "${files[@]}"; do
 	bad=''
@@ -129,6 +138,9 @@ for f in "${files[@]}"; do
 			bad+=" ${plan[i]:0:4} differs elsewhere;"
 	done
 	owners=$(for p in "${picks[@]}"; do printf '%s ' "${plan[${p#*:}]:0:4}"; done)
+	# a later patch that only removes lines has none left to edit
+	[ ${#picks[@]} = $((1 + later_of[$f])) ] ||
+		owners+="; no line left of the others"
 	if [ -z "$bad" ]; then
 		result ok "$f: edits land in their patches (${owners% })"
 	else

@@ -8,13 +8,14 @@
 #
 # The applied tree's commits are the series (see mk/apply.sh).  The plan's
 # "#@ series NAME TREE" lines cut it into parts, each its own series for
-# its own tree, in SERIES_DIR/K-NAME (K its place): git format-patch with
+# its own tree, in SERIES_DIR/KK-NAME (KK its place): git format-patch with
 # [PATCH TREE] subjects, a cover letter from patches/cover-letter-NAME.txt,
 # Signed-off-by from git config, To/Cc from scripts/get_maintainer.pl
 # over the tree's MAINTAINERS (ours merged in) for that part's patches.
 # A part applies on the ones before it: its base-commit is the base, its
 # prerequisite-patch-ids those of the parts before.  A plan without such
-# lines is one series, in SERIES_DIR itself, with patches/cover-letter.txt.
+# lines would be one series, in SERIES_DIR itself, with
+# patches/cover-letter.txt (this project's plan has two parts).
 . "$(dirname "$0")/common.sh"
 
 OUT=${SERIES_DIR:-$BUILD_DIR/series/out}
@@ -32,41 +33,49 @@ last=$(git_src log -1 --format=%s)
 	die "overlay files that no patch of patches/series claims:
 $(git_src diff-tree --no-commit-id --name-only -r HEAD | sed 's/^/  /')"
 
-# plan_parts: "name<TAB>tree<TAB>first<TAB>last" for each part of the
-# plan, first and last the 1-based numbers of its patches.
+# plan_parts: "name|tree|first|last" for each part of the plan, first
+# and last the 1-based numbers of its patches; "||1|N" without parts.
 plan_parts() {
 	awk '
 		/^#@ series / {
-			if (name != "" && n > first - 1) print name "\t" tree "\t" first "\t" n
+			if (n && name == "") {
+				print "patches/series: patches before the first #@ series line" > "/dev/stderr"
+				exit 1
+			}
+			if (name != "" && n > first - 1) print name "|" tree "|" first "|" n
 			name = $3; tree = $4; first = n + 1; next
 		}
 		{ sub(/#.*/, "") }
 		/^[ \t]*$/ || /^[ \t]/ { next }
 		{ n++ }
 		END {
-			if (name == "") print "\t\t1\t" n
-			else if (n > first - 1) print name "\t" tree "\t" first "\t" n
+			if (name == "") print "||1|" n
+			else if (n > first - 1) print name "|" tree "|" first "|" n
 		}
 	' "$TOP/patches/series"
 }
 
 mapfile -t commits < <(git_src rev-list --reverse base..HEAD)
-mapfile -t parts < <(plan_parts)
+parts_list=$(plan_parts) || die "patches/series: see above"
+mapfile -t parts <<<"$parts_list"
 nparts=${#parts[@]}
+[ "${parts[nparts - 1]##*|}" = ${#commits[@]} ] ||
+	die "patches/series names ${parts[nparts - 1]##*|} patches, the applied tree has ${#commits[@]}"
+blurb=$(mktemp)
+trap 'rm -f "$blurb"' EXIT
 phase "writing the series to $OUT"
 rm -rf "$OUT"
 mkdir -p "$OUT"
 k=0
 for part in "${parts[@]}"; do
-	IFS=$'\t' read -r pname tree first last <<<"$part"
+	IFS='|' read -r pname tree first last <<<"$part"
 	k=$((k + 1))
 	if [ "$nparts" = 1 ] && [ -z "$pname" ]; then
 		dir=$OUT letter=$TOP/patches/cover-letter.txt
 	else
-		dir=$OUT/$k-$pname letter=$TOP/patches/cover-letter-$pname.txt
+		dir=$OUT/$(printf '%02d' $k)-$pname letter=$TOP/patches/cover-letter-$pname.txt
 	fi
 	[ -f "$letter" ] || die "no cover letter for series '$pname': $letter"
-	[ "$last" -le ${#commits[@]} ] || die "patches/series names more patches than the applied tree has"
 	from=base
 	[ "$first" = 1 ] || from=${commits[first - 2]}
 	range=$from..${commits[last - 1]}
@@ -95,7 +104,6 @@ for part in "${parts[@]}"; do
 	# The cover letter: subject and text from the part's letter, then the
 	# base, then the changes since earlier revisions.
 	cover=$(ls "$dir"/*0000-cover-letter.patch)
-	blurb=$(mktemp)
 	{
 		sed 1,2d "$letter"
 		printf '\nBase: Debian %s %s as the package ships it;\n' \
@@ -117,7 +125,6 @@ for part in "${parts[@]}"; do
 		{ print }
 	' "$cover" >"$cover.new"
 	mv "$cover.new" "$cover"
-	rm -f "$blurb"
 
 	n=$(ls "$dir"/*.patch | wc -l)
 	printf '    %s: %d files (cover letter + %d patches, %d-%d of the plan), base %s\n' \

@@ -6,9 +6,12 @@ POST and PRE are a file after and before one patch of the series; FILE
 is POST with edits made to it since.  Writes to FILE the file before the
 patch with those edits kept: the patch's changes are taken back, the
 edits stay, line by line.  An edit to a line the patch adds or changes
-goes with it (the patch owns that line); an edit to a line the patch
-leaves alone stays, even right next to the patch's change (git
-merge-file would call the two a conflict).  Used by mk/apply.sh.
+goes with it (the patch owns that line), as does a line inserted where
+the patch changed or removed lines; an edit to a line the patch leaves
+alone stays, even right next to the patch's change (git merge-file
+would call the two a conflict).  An edit of lines of both kinds at
+once fails: where each part belongs cannot be told.  Used by
+mk/apply.sh.
 """
 import re
 import subprocess
@@ -21,10 +24,14 @@ def changes(old_path, new_path, old, new, split=False, back=False):
     """The changes from old to new, as git diff (and so git blame) sees
     them: (start, end, lines), new[start:end] taking the place of lines
     when back, old[start:end] becoming lines in new otherwise."""
-    out = subprocess.run(['git', 'diff', '--no-index', '--no-color', '-U0',
-                          '--no-ext-diff', '--no-textconv',
-                          '--diff-algorithm=myers', old_path, new_path],
-                         stdout=subprocess.PIPE, check=False).stdout
+    run = subprocess.run(['git', 'diff', '--no-index', '--no-color', '-U0',
+                          '--inter-hunk-context=0', '--no-ext-diff',
+                          '--no-textconv', '--diff-algorithm=myers',
+                          old_path, new_path],
+                         stdout=subprocess.PIPE, check=False)
+    if run.returncode not in (0, 1):    # 1: the files differ
+        sys.exit('take-back.py: git diff %s %s failed' % (old_path, new_path))
+    out = run.stdout
     hunks = []
     for line in out.splitlines():
         m = HUNK.match(line)
@@ -60,18 +67,34 @@ def meet(a, b):
     return a[0] < b[1] and b[0] < a[1]
 
 
+def within(a, b):
+    """Does change a of base lie inside the lines change b changes (an
+    insertion: at b's place, or between its lines)?"""
+    return b[0] <= a[0] and a[1] <= b[1]
+
+
 def main():
     path, post_path, pre_path = sys.argv[1:4]
 
     def read(p):
+        # Lines as git sees them: ended by \n only.
         with open(p, 'rb') as f:
-            return f.read().splitlines(keepends=True)
+            return f.readlines()
 
     edited, post, pre = read(path), read(post_path), read(pre_path)
     # The patch as git diff gave it (pre to post), taken back.
     patch = changes(pre_path, post_path, pre, post, back=True)
-    edits = [e for e in changes(post_path, path, post, edited, split=True)
-             if not any(meet(e, p) for p in patch)]
+    edits = []
+    for e in changes(post_path, path, post, edited, split=True):
+        met = [p for p in patch if meet(e, p)]
+        if not met:
+            edits.append(e)
+        elif not all(within(e, p) for p in met) or len(met) > 1:
+            # Lines of the patch and lines before it in one edit: which
+            # part goes where cannot be told.
+            sys.exit('take-back.py: %s: the edit of lines %d-%d reaches beyond '
+                     'the lines the patch changes: make it in the applied tree'
+                     % (path, e[0] + 1, max(e[1], e[0] + 1)))
     # Insertions first at equal starts: an insertion before a change of
     # the line it stands in front of.
     out, at = [], 0

@@ -6,7 +6,8 @@
 # the list of online CPUs (upstream's bperf mixes the two up): take CPU 1
 # offline, with CPUs on both sides of it online, and check that system
 # wide, per-CPU and task counts are still right: CPUs utilized as perf
-# stat reports them, and every online CPU counted.
+# stat reports them, every online CPU counted, and a workload's count
+# what it ran, as /proc tells it.
 
 set -u
 # shellcheck source=lib/bperf.sh

@@ -2,13 +2,12 @@
 # perf stat --bpf-counters counts tasks as perf stat does: -p, -t, workload (exclusive)
 # SPDX-License-Identifier: GPL-2.0
 #
-# For each kind of task target, a bperf session and a plain perf stat
-# count the same thing, one after the other or, for -p and -t, the same
-# process at the same time (CPU targets: stat_bperf_cpu.sh).  Sessions
-# at the same time must agree on the count; sessions one after the other
-# on the CPUs utilized (the count over the session's own elapsed time).
-# A task session's time running is the time its tasks ran: task-clock
-# again.
+# For each kind of task target, a bperf session counts what the task
+# ran: for -p and -t, a plain perf stat counting the same process at
+# the same time must agree on the count; for a workload (and each run
+# of -r), what the workload ran, as /proc tells it (CPU targets:
+# stat_bperf_cpu.sh).  A task session's time running is the time its
+# tasks ran: task-clock again.
 
 set -u
 # shellcheck source=lib/bperf.sh
