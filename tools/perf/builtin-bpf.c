@@ -274,9 +274,9 @@ static void bpf_events__print_start(struct bpf_events *ev, struct perf_sample *s
 				    const char *event)
 {
 	struct bpf_out *out = &ev->out;
-	char comm[64], text[BPF_OUT_TEXT_SIZE(64)];
+	char buf[64], text[BPF_OUT_TEXT_SIZE(64)];
+	const char *comm = bpf_events__comm(ev, sample, buf, sizeof(buf));
 
-	bpf_events__comm(ev, sample, comm, sizeof(comm));
 	if (out->format == BPF_FORMAT_TEXT) {
 		fprintf(out->fp, "%6" PRIu64 ".%06" PRIu64 " [%03u] %16s %6d/%-6d %-12s",
 			sample->time / NSEC_PER_SEC, (sample->time % NSEC_PER_SEC) / NSEC_PER_USEC,
@@ -1744,7 +1744,9 @@ static void bpf_top__print_screen(struct bpf_top *top, struct bpf_top_prog **v, 
 	if (!nr && rows)
 		fprintf(fp, "%s\n", bpf_top__none(top));
 	for (i = 0; i < nr && i < rows && (!top->entries || i < top->entries); i++) {
-		bpf_top__row(top, v[i], window, line, sizeof(line));
+		/* cut by the row itself: not inside an escape or a character */
+		bpf_top__row(top, v[i], window, line,
+			     cols < (int)sizeof(line) ? (size_t)cols + 1 : sizeof(line));
 		fprintf(fp, "%.*s\n", cols, line);
 	}
 	if (!top->clear)

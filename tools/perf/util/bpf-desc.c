@@ -428,6 +428,9 @@ static int cgroup_by_handle(struct bpf_resolver *res, u64 id, char **path)
 		return -errno;
 	dir[n] = '\0';
 	/* under the mount and that very directory by its path: what the walk finds */
+	/* a mount at / (rootlen 1): every path is under it */
+	if (rootlen == 1)
+		rootlen = 0;
 	if (strncmp(dir, res->cgroot, rootlen) || (dir[rootlen] && dir[rootlen] != '/') ||
 	    fstat(res->cgroot_fd, &root) || lstat(dir, &st) ||
 	    (u64)st.st_ino != id || st.st_dev != root.st_dev)
@@ -687,7 +690,8 @@ static char *kprobe_multi_target(int fd, u32 count, struct bpf_resolver *res)
 		return NULL;
 	for (i = 0; i < nr; i++) {
 		const char *sep = i ? "," : "";
-		const char *name = bpf_resolver__ksym(res, addrs[i]);
+		/* 0: kallsyms hides addresses from this reader, names too */
+		const char *name = addrs[i] ? bpf_resolver__ksym(res, addrs[i]) : NULL;
 
 		if (name)
 			pos += scnprintf(buf + pos, sizeof(buf) - pos, "%s%s", sep, name);

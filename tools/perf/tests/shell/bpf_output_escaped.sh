@@ -35,7 +35,7 @@ text_cg="perf_test_bpf_$$"'\x1b[32m\xff'
 
 pbt_cgroup $'\e[32m\xff'
 cgroup=$(pbt_cgroup_path)
-perf=$(command -v perf)
+perf=$(readlink -f "$(command -v perf)")
 ln -s "$perf" "$tmp/$comm_esc" && ln -s "$perf" "$tmp/$comm_nl" ||
 	bpf_test_fail "cannot make links to $perf in $tmp"
 
@@ -72,7 +72,17 @@ mkfifo "$tmp/many.ctl"
 many=$!
 bpf_test_track $many
 exec 4>"$tmp/many.ctl"
-pbt_wait 120 grep -qx 'many 1' "$tmp/many.out" ||
+# many_ready: the workload holds its program, or has ended (gone, or a
+# zombie until reaped), which fails the test at once.  Its comm holds a
+# newline: the state is what follows the comm's ")" in /proc/PID/stat.
+many_ready() {
+	local st
+
+	grep -qx 'many 1' "$tmp/many.out" && return 0
+	st=$(tr '\n' ' ' 2>/dev/null <"/proc/$many/stat" | sed 's/.*) \([A-Z]\) .*/\1/')
+	[ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ]
+}
+pbt_wait 120 many_ready && grep -qx 'many 1' "$tmp/many.out" ||
 	bpf_test_fail "bpf_links many not ready within 120 s: $(cat "$tmp/many.err")"
 has_comm $many "$comm_nl" ||
 	bpf_test_skip "perf runs under the name it was run as, not $perf (a wrapper?)"
@@ -114,11 +124,12 @@ for f in json csv text; do
 	*)	opt= ;;
 	esac
 	# shellcheck disable=SC2086 # no option for text
-	perf bpf list $opt >"$tmp/list_$f.out" 2>"$tmp/list_$f.err" ||
+	timeout 120 perf bpf list $opt >"$tmp/list_$f.out" 2>"$tmp/list_$f.err" ||
 		bpf_test_fail "perf bpf list $opt failed: $(cat "$tmp/list_$f.err")"
 	[ $f = text ] && opt=--stdio
 	# shellcheck disable=SC2086
-	perf bpf top $opt -I 100 --interval-count 2 --name 'pbt_*' -o "$tmp/top_$f.out" \
+	timeout 120 perf bpf top $opt -I 100 --interval-count 2 --name 'pbt_*' \
+		-o "$tmp/top_$f.out" \
 		2>"$tmp/top_$f.err" ||
 		bpf_test_fail "perf bpf top $opt failed: $(cat "$tmp/top_$f.err")"
 done
