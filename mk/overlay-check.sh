@@ -113,8 +113,11 @@ if ! head1=$(apply_copy); then
 	exit 1
 fi
 mapfile -t commits1 < <(g rev-list --reverse "base..$head1")
-[ ${#commits1[@]} = ${#commits[@]} ] ||
-	die "make apply of the edited project made ${#commits1[@]} commits, not ${#commits[@]}"
+if [ ${#commits1[@]} != ${#commits[@]} ]; then
+	result fail "make apply of the edited project made ${#commits1[@]} commits, not ${#commits[@]}"
+	tap_end
+	exit 1
+fi
 
 for f in "${files[@]}"; do
 	bad=''

@@ -45,10 +45,11 @@ def changes(old_path, new_path, old, new, split=False, back=False):
             a, b, c, d, src = c, d, a, b, old
         else:
             src = new
-        if b == d and split:
-            # Line for line: each line is its own change, so that edits
-            # to neighbouring lines of two patches part.
-            hunks += [(a + k, a + k + 1, src[c + k:c + k + 1])
+        if split and (b == d or d == 0):
+            # Line for line (a change of as many lines, or a removal):
+            # each line is its own change, so that edits to neighbouring
+            # lines of two patches part.
+            hunks += [(a + k, a + k + 1, src[c + k:c + k + 1] if d else [])
                       for k in range(b)]
         else:
             hunks.append((a, a + b, src[c:c + d]))
@@ -92,9 +93,10 @@ def main():
         elif not all(within(e, p) for p in met) or len(met) > 1:
             # Lines of the patch and lines before it in one edit: which
             # part goes where cannot be told.
-            sys.exit('take-back.py: %s: the edit of lines %d-%d reaches beyond '
-                     'the lines the patch changes: make it in the applied tree'
-                     % (path, e[0] + 1, max(e[1], e[0] + 1)))
+            sys.exit('take-back.py: the edit of lines %d-%d (of the file as '
+                     'the patch leaves it) reaches beyond the lines the patch '
+                     'changes: make it in two edits, with a make apply between, '
+                     'or in the applied tree' % (e[0] + 1, max(e[1], e[0] + 1)))
     # Insertions first at equal starts: an insertion before a change of
     # the line it stands in front of.
     out, at = [], 0

@@ -83,7 +83,8 @@ many_ready() {
 	[ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ]
 }
 pbt_wait 120 many_ready && grep -qx 'many 1' "$tmp/many.out" ||
-	bpf_test_fail "bpf_links many not ready within 120 s: $(cat "$tmp/many.err")"
+	bpf_test_fail "bpf_links many ended, or was not ready within 120 s:" \
+		"$(cat "$tmp/many.err")"
 has_comm $many "$comm_nl" ||
 	bpf_test_skip "perf runs under the name it was run as, not $perf (a wrapper?)"
 
@@ -124,11 +125,11 @@ for f in json csv text; do
 	*)	opt= ;;
 	esac
 	# shellcheck disable=SC2086 # no option for text
-	timeout 120 perf bpf list $opt >"$tmp/list_$f.out" 2>"$tmp/list_$f.err" ||
+	timeout -k 10 120 perf bpf list $opt >"$tmp/list_$f.out" 2>"$tmp/list_$f.err" ||
 		bpf_test_fail "perf bpf list $opt failed: $(cat "$tmp/list_$f.err")"
 	[ $f = text ] && opt=--stdio
 	# shellcheck disable=SC2086
-	timeout 120 perf bpf top $opt -I 100 --interval-count 2 --name 'pbt_*' \
+	timeout -k 10 120 perf bpf top $opt -I 100 --interval-count 2 --name 'pbt_*' \
 		-o "$tmp/top_$f.out" \
 		2>"$tmp/top_$f.err" ||
 		bpf_test_fail "perf bpf top $opt failed: $(cat "$tmp/top_$f.err")"
