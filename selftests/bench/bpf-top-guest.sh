@@ -29,24 +29,6 @@ trap '' PIPE
 : "${JOB:?the VM job directory}"
 cd /tmp || exit 1
 
-# task_ms COMMAND...: the CPU time COMMAND took, in ms (perf stat's task-clock)
-task_ms() {
-	perf stat -x, -e task-clock -o /tmp/stat.out -- "$@" >/dev/null 2>/tmp/cmd.err ||
-		return 1
-	awk -F, '$3 == "task-clock" { print $1 }' /tmp/stat.out
-}
-
-# min3 COMMAND...: the smallest of three task_ms COMMAND
-min3() {
-	local t m=
-
-	for _ in 1 2 3; do
-		t=$(task_ms "$@") || return 1
-		m=$(awk -v a="${m:-$t}" -v b="$t" 'BEGIN { print (b < a ? b : a) }')
-	done
-	echo "$m"
-}
-
 # holds PID INODE: process PID has an fd of that anon_inode: bpf-stats
 # (BPF_ENABLE_STATS), bpf_link, ...
 holds() {

@@ -33,24 +33,6 @@ trap '' PIPE
 mkdir -p "$cg" || exit 1
 cd /tmp || exit 1
 
-# task_ms COMMAND...: the CPU time COMMAND took, children included, in ms
-task_ms() {
-	perf stat -x, -e task-clock -o /tmp/stat.out -- "$@" >/dev/null 2>/tmp/cmd.err ||
-		return 1
-	awk -F, '$3 == "task-clock" { print $1 }' /tmp/stat.out
-}
-
-# min3 COMMAND...: the smallest of three task_ms COMMAND
-min3() {
-	local t m=
-
-	for _ in 1 2 3; do
-		t=$(task_ms "$@") || return 1
-		m=$(awk -v a="${m:-$t}" -v b="$t" 'BEGIN { print (b < a ? b : a) }')
-	done
-	echo "$m"
-}
-
 # settled N PID: the workload PID has loaded and attached its N programs, or ended
 settled() {
 	grep -qx "many $1" /tmp/scale.out || gone "$2"
