@@ -93,6 +93,14 @@
 #define BPF_EVENTS_BATCH	(NSEC_PER_SEC / 20)
 static volatile sig_atomic_t workload_exec_errno;
 
+/* A load, unload, attach or detach record read in the current pass */
+struct bpf_events_read {
+	u32			id;		/* the program's or the link's */
+	u32			prog_id;	/* a link's program */
+	bool			link;
+	bool			end;		/* unload or detach */
+};
+
 struct bpf_events {
 	struct bpf_out		out;
 	struct bpf_resolver	res;
@@ -105,6 +113,9 @@ struct bpf_events {
 	/* what the kernel said when load and attach records were read */
 	struct hashmap		*read_progs;	/* id -> struct bpf_prog_desc * */
 	struct hashmap		*read_links;	/* id -> struct bpf_link_desc * */
+	struct bpf_events_read	*reads;		/* the records read this pass */
+	size_t			nr_reads;
+	size_t			max_reads;
 	struct intlist		*pids;		/* -p: these processes only */
 	struct intlist		*follow;	/* a workload and its descendants */
 	const char		*pid_str;
@@ -241,7 +252,7 @@ static const char *bpf_events__comm(struct bpf_events *ev, struct perf_sample *s
 		return "";
 	if (!thread__comm_set(thread))
 		thread__set_comm_from_proc(thread);
-	snprintf(buf, size, "%s", thread__comm_str(thread));
+	strlcpy(buf, thread__comm_str(thread), size);
 	thread__put(thread);
 	return buf;
 }
@@ -285,9 +296,7 @@ static void bpf_events__print_start(struct bpf_events *ev, struct perf_sample *s
 		return;
 	}
 	bpf_out__begin(out);
-	bpf_out__key(out, "time");
-	fprintf(out->fp, "%" PRIu64 ".%09" PRIu64, sample->time / NSEC_PER_SEC,
-		sample->time % NSEC_PER_SEC);
+	bpf_out__time(out, "time", sample->time);
 	bpf_out__u64(out, "cpu", sample->cpu);
 	bpf_out__u64(out, "pid", sample->pid);
 	bpf_out__u64(out, "tid", sample->tid);
@@ -376,7 +385,7 @@ static void bpf_events__print(struct bpf_events *ev, struct perf_sample *sample,
 	bpf_events__print_stats(out, stats);
 	if (out->format == BPF_FORMAT_JSON) {
 		bpf_out__key(out, "gone");
-		fputs(gone ? "true" : "false", out->fp);
+		bpf_out__raw(out, gone ? "true" : "false");
 	} else {
 		bpf_out__u64(out, "gone", gone);
 		bpf_out__none(out, "lost");
@@ -751,9 +760,7 @@ static void bpf_events__lost(struct bpf_events *ev, union perf_event *event,
 		return;
 	}
 	bpf_out__begin(out);
-	bpf_out__key(out, "time");
-	fprintf(out->fp, "%" PRIu64 ".%09" PRIu64, sample->time / NSEC_PER_SEC,
-		sample->time % NSEC_PER_SEC);
+	bpf_out__time(out, "time", sample->time);
 	bpf_out__u64(out, "cpu", sample->cpu);
 	if (out->format == BPF_FORMAT_CSV) {
 		int i;
@@ -853,10 +860,55 @@ static void bpf_events__read_prog(struct bpf_events *ev, u32 id)
 		bpf_prog_desc__delete(prog);
 }
 
+/* Program @id was unloaded in the pass that read its load: no need to ask */
+static void bpf_events__read_prog_gone(struct bpf_events *ev, u32 id)
+{
+	struct bpf_prog_desc *prog;
+
+	if (hashmap__find(ev->read_progs, id, NULL))
+		return;
+	prog = zalloc(sizeof(*prog));
+	if (!prog)
+		return;
+	prog->id = id;
+	prog->gone = true;
+	if (hashmap__add(ev->read_progs, prog->id, prog))
+		free(prog);
+}
+
+/* Look link @id of program @prog_id up now, or mark it gone */
+static void bpf_events__read_link(struct bpf_events *ev, u32 id, u32 prog_id, bool gone)
+{
+	struct bpf_link_desc *link, *old_link = NULL;
+	struct bpf_prog_desc *prog;
+	int err = 0;
+
+	if (!hashmap__find(ev->progs, prog_id, &prog))
+		prog = NULL;
+	if (prog && prog->name && !bpf_events__wanted_prog(ev, prog))
+		return;
+	if (!gone && prog_id && (!prog || (!prog->type_known && !prog->gone)))
+		bpf_events__read_prog(ev, prog_id);
+	link = zalloc(sizeof(*link));
+	if (!link)
+		return;
+	link->id = id;
+	if (!gone)
+		err = bpf_events__learn_link(ev, link);
+	link->gone = gone || err == -ENOENT;
+	if ((err && !link->gone) ||
+	    hashmap__set(ev->read_links, link->id, link, NULL, &old_link)) {
+		bpf_link_desc__delete(link);
+		return;
+	}
+	bpf_link_desc__delete(old_link);
+}
+
 /*
  * A load or attach record is delivered half a second after it is read, in
- * time order: ask the kernel about its program or link as soon as it is
- * read, while it is more likely to be there still.
+ * time order: ask the kernel about its program or link when the pass that
+ * read it ends, while it is more likely to be there still.  One that was
+ * unloaded or detached in the same pass is gone: it is not asked for.
  *
  * A look-up holds the object for a moment: when its owner lets go of it
  * meanwhile, this process drops the last reference, and the kernel writes
@@ -868,40 +920,78 @@ static void bpf_events__read_prog(struct bpf_events *ev, u32 id)
  */
 static void bpf_events__read_record(struct bpf_events *ev, union perf_event *event)
 {
-	struct bpf_link_desc *link, *old_link = NULL;
-	struct bpf_prog_desc *prog;
+	struct bpf_events_read *rd;
 	struct perf_sample sample;
-	u32 prog_id = event->bpf.id;
-	int err;
+	u32 type = event->bpf.type;
+	bool prog = type == PERF_BPF_EVENT_PROG_LOAD || type == PERF_BPF_EVENT_PROG_UNLOAD;
+	bool link = type == PERF_BPF_EVENT_LINK_ATTACH || type == PERF_BPF_EVENT_LINK_DETACH;
+	bool end = type == PERF_BPF_EVENT_PROG_UNLOAD || type == PERF_BPF_EVENT_LINK_DETACH;
 
-	if (ev->pids && !evlist__parse_sample(ev->evlist, event, &sample) &&
+	if (prog ? !ev->show_progs :
+	    !link || !ev->show_links || !bpf_events__has_link_fields(ev, event))
+		return;
+	/* an end is not left out: another task than the owner's may cause it */
+	if (!end && ev->pids && !evlist__parse_sample(ev->evlist, event, &sample) &&
 	    !intlist__has_entry(ev->pids, sample.pid))
 		return;
+	if (ev->nr_reads == ev->max_reads) {
+		size_t max = ev->max_reads ? 2 * ev->max_reads : 256;
 
-	if (event->bpf.type == PERF_BPF_EVENT_PROG_LOAD) {
-		if (ev->show_progs)
-			bpf_events__read_prog(ev, prog_id);
-	} else if (event->bpf.type == PERF_BPF_EVENT_LINK_ATTACH &&
-		   bpf_events__has_link_fields(ev, event) && ev->show_links) {
-		if (!hashmap__find(ev->progs, prog_id, &prog))
-			prog = NULL;
-		if (prog && prog->name && !bpf_events__wanted_prog(ev, prog))
+		rd = realloc(ev->reads, max * sizeof(*rd));
+		/* no memory: looked up when delivered */
+		if (!rd)
 			return;
-		if (prog_id && (!prog || (!prog->type_known && !prog->gone)))
-			bpf_events__read_prog(ev, prog_id);
-		link = zalloc(sizeof(*link));
-		if (!link)
-			return;
-		link->id = event->bpf_link.link_id;
-		err = bpf_events__learn_link(ev, link);
-		link->gone = err == -ENOENT;
-		if ((err && !link->gone) ||
-		    hashmap__set(ev->read_links, link->id, link, NULL, &old_link)) {
-			bpf_link_desc__delete(link);
-			return;
-		}
-		bpf_link_desc__delete(old_link);
+		ev->reads = rd;
+		ev->max_reads = max;
 	}
+	rd = &ev->reads[ev->nr_reads++];
+	rd->id = link ? event->bpf_link.link_id : event->bpf.id;
+	rd->prog_id = event->bpf.id;
+	rd->link = link;
+	rd->end = end;
+}
+
+static int bpf_events_read__cmp(const void *a, const void *b)
+{
+	const struct bpf_events_read *x = a, *y = b;
+
+	if (x->link != y->link)
+		return x->link - y->link;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->end - y->end;
+}
+
+/*
+ * The end of a pass: look up the programs and links whose load or attach
+ * it read, programs first (a link record looks its program up if the
+ * program's load was not read), those that ended in it marked gone.
+ */
+static void bpf_events__read_done(struct bpf_events *ev)
+{
+	struct bpf_events_read *rd = ev->reads, *last;
+	size_t i, j;
+	bool gone;
+
+	qsort(rd, ev->nr_reads, sizeof(*rd), bpf_events_read__cmp);
+	for (i = 0; i < ev->nr_reads; i = j) {
+		for (j = i + 1; j < ev->nr_reads; j++) {
+			if (rd[j].link != rd[i].link || rd[j].id != rd[i].id)
+				break;
+		}
+		/* a start sorts first and an end last, one of each at most */
+		last = &rd[j - 1];
+		if (rd[i].end)
+			continue;
+		gone = last->end;
+		if (rd[i].link)
+			bpf_events__read_link(ev, rd[i].id, rd[i].prog_id, gone);
+		else if (gone)
+			bpf_events__read_prog_gone(ev, rd[i].id);
+		else
+			bpf_events__read_prog(ev, rd[i].id);
+	}
+	ev->nr_reads = 0;
 }
 
 /* The side-band callback: every record read from the rings is queued in time order */
@@ -922,9 +1012,13 @@ static int bpf_events__queue(union perf_event *event, void *data)
 
 static int bpf_events__read(struct bpf_events *ev)
 {
+	int n;
+
 	/* a pass looks its new cgroups and functions up at most once */
 	bpf_resolver__next_batch(&ev->res);
-	return bpf_side_band__read(ev->evlist, &ev->err);
+	n = bpf_side_band__read(ev->evlist, &ev->err);
+	bpf_events__read_done(ev);
+	return n;
 }
 
 static void bpf_events__exec_failed(int signo __maybe_unused, siginfo_t *info,
@@ -1174,11 +1268,11 @@ static void bpf_events__exit(struct bpf_events *ev)
 			bpf_link_desc__delete(cur->pvalue);
 		hashmap__free(ev->read_links);
 	}
+	free(ev->reads);
 	intlist__delete(ev->pids);
 	intlist__delete(ev->follow);
 	bpf_resolver__exit(&ev->res);
-	if (ev->out.fp && ev->out.fp != stdout)
-		fclose(ev->out.fp);
+	bpf_out__exit(&ev->out);
 }
 
 static int cmd_bpf_events(int argc, const char **argv)
@@ -1599,15 +1693,15 @@ static int cmd_bpf_list(int argc, const char **argv)
 			bpf_out__begin(&out);
 			bpf_list__print_prog(&out, &prog, prog_owners, stats, NULL, NULL);
 			bpf_out__key(&out, "links");
-			fputc('[', out.fp);
+			bpf_out__raw(&out, "[");
 			for (i = first; i >= 0; i = next_link[i]) {
-				fputs(shown++ ? ",{" : "{", out.fp);
+				bpf_out__raw(&out, shown++ ? ",{" : "{");
 				out.nfields = 0;
 				bpf_out__link_fields(&out, links[i], links[i]->attach_type);
 				bpf_out__owners(&out, bpf_owners__find(owners.links, links[i]->id));
-				fputc('}', out.fp);
+				bpf_out__raw(&out, "}");
 			}
-			fputc(']', out.fp);
+			bpf_out__raw(&out, "]");
 			bpf_out__end(&out);
 		}
 		free(prog.desc.name);
@@ -1626,8 +1720,7 @@ out:
 	bpf_owner_map__free(owners.progs);
 	bpf_owner_map__free(owners.links);
 	bpf_resolver__exit(&res);
-	if (out.fp && out.fp != stdout)
-		fclose(out.fp);
+	bpf_out__exit(&out);
 	if (err == -ENOMEM)
 		pr_err("perf bpf list: out of memory\n");
 	return err ? -1 : 0;
@@ -1656,7 +1749,7 @@ static void bpf_top__print_counts(struct bpf_top *top, struct bpf_top_prog *prog
 			bpf_out__none(out, key[0]);
 		if (whole && prog->win_cnt) {
 			bpf_out__key(out, key[1]);
-			fprintf(out->fp, "%.1f", (double)c->win / prog->win_cnt);
+			bpf_out__printf(out, "%.1f", (double)c->win / prog->win_cnt);
 		} else {
 			bpf_out__none(out, key[1]);
 		}
@@ -1684,8 +1777,8 @@ static void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v
 
 		bpf_out__begin(out);
 		bpf_out__key(out, "time");
-		fprintf(out->fp, "%" PRIu64 ".%06" PRIu64, since / NSEC_PER_SEC,
-			(since % NSEC_PER_SEC) / NSEC_PER_USEC);
+		bpf_out__printf(out, "%" PRIu64 ".%06" PRIu64, since / NSEC_PER_SEC,
+				(since % NSEC_PER_SEC) / NSEC_PER_USEC);
 		bpf_out__u64(out, "prog_id", prog->desc.id);
 		bpf_out__str(out, "prog_name", prog->desc.name ?: "");
 		bpf_out__str(out, "prog_type",
@@ -1694,15 +1787,15 @@ static void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v
 		bpf_out__u64(out, "run_time_ns", win_time);
 		bpf_out__u64(out, "avg_ns", win_cnt ? win_time / win_cnt : 0);
 		bpf_out__key(out, "runs_per_sec");
-		fprintf(out->fp, "%.1f", window ? (double)win_cnt * NSEC_PER_SEC / window : 0);
+		bpf_out__printf(out, "%.1f", window ? (double)win_cnt * NSEC_PER_SEC / window : 0);
 		bpf_out__key(out, "cpu_pct");
-		fprintf(out->fp, "%.3f", one);
+		bpf_out__printf(out, "%.3f", one);
 		bpf_out__key(out, "cpu_pct_all");
-		fprintf(out->fp, "%.3f", one / top->nr_cpus);
+		bpf_out__printf(out, "%.3f", one / top->nr_cpus);
 		bpf_out__u64(out, "run_cnt_total", prog->cnt - prog->base_cnt);
 		bpf_out__u64(out, "run_time_ns_total", prog->time - prog->base_time);
 		bpf_out__key(out, "gone");
-		fputs(prog->gone ? "true" : "false", out->fp);
+		bpf_out__raw(out, prog->gone ? "true" : "false");
 		bpf_out__str(out, "attach", prog->attach.buf);
 		bpf_top__print_counts(top, prog);
 		bpf_out__end(out);

@@ -87,10 +87,14 @@ const char *perf_bpf__link_type_name(u32 link_type, char *buf, size_t size)
 
 void perf_bpf__tag_str(const u8 *tag, char *buf)
 {
+	static const char hex[] = "0123456789abcdef";
 	int i;
 
-	for (i = 0; i < BPF_TAG_SIZE; i++)
-		sprintf(buf + 2 * i, "%02x", tag[i]);
+	for (i = 0; i < BPF_TAG_SIZE; i++) {
+		buf[2 * i] = hex[tag[i] >> 4];
+		buf[2 * i + 1] = hex[tag[i] & 0xf];
+	}
+	buf[2 * BPF_TAG_SIZE] = '\0';
 }
 
 /* Program descriptions */

@@ -6,10 +6,15 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <bpf/libbpf.h>
+#include <linux/time64.h>
+#include <linux/compiler.h>
+#include <linux/zalloc.h>
 
 #include "bpf-desc.h"
 #include "bpf-out.h"
@@ -101,30 +106,136 @@ static int bpf_out__escape_one(const char *s, enum bpf_esc esc, char *buf, int *
 	return n;
 }
 
-static void bpf_out__put(FILE *fp, const char *s, enum bpf_esc esc)
+/*
+ * The length of @s if @esc prints it as it is: printable ASCII, nothing
+ * @esc escapes, no byte @stop (the first of CSV's separator); -1 if not.
+ * Most strings are such: they take this way, one scan and one copy.
+ */
+static ssize_t bpf_out__plain_len(const char *s, enum bpf_esc esc, int stop)
 {
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i;
+
+	for (i = 0; u[i]; i++) {
+		if (u[i] < 0x20 || u[i] >= 0x7f || u[i] == stop)
+			return -1;
+		if (esc != BPF_ESC_TEXT && u[i] == '"')
+			return -1;
+		if (esc == BPF_ESC_JSON && u[i] == '\\')
+			return -1;
+	}
+	return i;
+}
+
+/*
+ * CSV and JSON lines are built in out->line and written with one fwrite()
+ * by bpf_out__end(): a stdio call a field costs more than the rest of
+ * its printing.  Out of memory, what is built is written out, and so is
+ * the rest of the line as it comes.
+ */
+static void bpf_out__grow(struct bpf_out *out, const char *s, size_t n)
+{
+	size_t size = out->size ? 2 * out->size : 512;
+	char *line;
+
+	while (size < out->len + n)
+		size *= 2;
+	line = realloc(out->line, size);
+	if (!line) {
+		fwrite(out->line, 1, out->len, out->fp);
+		fwrite(s, 1, n, out->fp);
+		out->len = 0;
+		return;
+	}
+	out->line = line;
+	out->size = size;
+	memcpy(out->line + out->len, s, n);
+	out->len += n;
+}
+
+static inline void bpf_out__add(struct bpf_out *out, const char *s, size_t n)
+{
+	if (unlikely(out->len + n > out->size)) {
+		bpf_out__grow(out, s, n);
+		return;
+	}
+	memcpy(out->line + out->len, s, n);
+	out->len += n;
+}
+
+void bpf_out__raw(struct bpf_out *out, const char *s)
+{
+	bpf_out__add(out, s, strlen(s));
+}
+
+void bpf_out__printf(struct bpf_out *out, const char *fmt, ...)
+{
+	char buf[64], *big = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(buf)) {
+		bpf_out__add(out, buf, n);
+		return;
+	}
+	va_start(ap, fmt);
+	n = vasprintf(&big, fmt, ap);
+	va_end(ap);
+	if (n >= 0)
+		bpf_out__add(out, big, n);
+	free(big);
+}
+
+static void bpf_out__put(struct bpf_out *out, const char *s, enum bpf_esc esc)
+{
+	ssize_t plain = bpf_out__plain_len(s, esc, 0);
 	char buf[16];
 	int len, n;
 
+	if (plain >= 0) {
+		bpf_out__add(out, s, plain);
+		return;
+	}
 	for (; *s; s += len) {
 		n = bpf_out__escape_one(s, esc, buf, &len);
-		fwrite(buf, 1, n, fp);
+		bpf_out__add(out, buf, n);
 	}
 }
 
 void bpf_out__text(FILE *fp, const char *s)
 {
-	bpf_out__put(fp, s, BPF_ESC_TEXT);
+	ssize_t plain = bpf_out__plain_len(s, BPF_ESC_TEXT, 0);
+	char buf[16];
+	int len, n;
+
+	if (plain >= 0) {
+		fwrite(s, 1, plain, fp);
+		return;
+	}
+	for (; *s; s += len) {
+		n = bpf_out__escape_one(s, BPF_ESC_TEXT, buf, &len);
+		fwrite(buf, 1, n, fp);
+	}
 }
 
 char *bpf_out__escape(char *buf, size_t size, const char *s)
 {
+	ssize_t plain = bpf_out__plain_len(s, BPF_ESC_TEXT, 0);
 	char one[16];
 	size_t n = 0;
 	int len, w;
 
 	if (!size)
 		return buf;
+	if (plain >= 0 && (size_t)plain < size) {
+		memcpy(buf, s, plain + 1);
+		return buf;
+	}
 	for (; *s; s += len) {
 		w = bpf_out__escape_one(s, BPF_ESC_TEXT, one, &len);
 		if (n + w >= size)
@@ -136,25 +247,32 @@ char *bpf_out__escape(char *buf, size_t size, const char *s)
 	return buf;
 }
 
-static void json_quote(FILE *fp, const char *s)
+static void json_quote(struct bpf_out *out, const char *s)
 {
-	fputc('"', fp);
-	bpf_out__put(fp, s, BPF_ESC_JSON);
-	fputc('"', fp);
+	bpf_out__add(out, "\"", 1);
+	bpf_out__put(out, s, BPF_ESC_JSON);
+	bpf_out__add(out, "\"", 1);
 }
 
 /* Quoted when its text holds the separator or a quote; out of memory, always */
-static void csv_quote(FILE *fp, const char *sep, const char *s)
+static void csv_quote(struct bpf_out *out, const char *s)
 {
-	size_t size = BPF_OUT_TEXT_SIZE(strlen(s));
-	char *text = malloc(size);
+	ssize_t plain = bpf_out__plain_len(s, BPF_ESC_CSV, (unsigned char)out->sep[0]);
+	size_t size;
+	char *text;
 
-	if (text && !strstr(bpf_out__escape(text, size, s), sep) && !strchr(text, '"')) {
-		fputs(text, fp);
+	if (plain >= 0) {
+		bpf_out__add(out, s, plain);
+		return;
+	}
+	size = BPF_OUT_TEXT_SIZE(strlen(s));
+	text = malloc(size);
+	if (text && !strstr(bpf_out__escape(text, size, s), out->sep) && !strchr(text, '"')) {
+		bpf_out__raw(out, text);
 	} else {
-		fputc('"', fp);
-		bpf_out__put(fp, s, BPF_ESC_CSV);
-		fputc('"', fp);
+		bpf_out__add(out, "\"", 1);
+		bpf_out__put(out, s, BPF_ESC_CSV);
+		bpf_out__add(out, "\"", 1);
 	}
 	free(text);
 }
@@ -167,40 +285,76 @@ static void csv_quote(FILE *fp, const char *sep, const char *s)
 void bpf_out__begin(struct bpf_out *out)
 {
 	out->nfields = 0;
+	out->len = 0;
 	if (out->format == BPF_FORMAT_JSON)
-		fputc('{', out->fp);
+		bpf_out__add(out, "{", 1);
 }
 
 void bpf_out__end(struct bpf_out *out)
 {
 	if (out->format == BPF_FORMAT_JSON)
-		fputc('}', out->fp);
-	fputc('\n', out->fp);
+		bpf_out__add(out, "}", 1);
+	bpf_out__add(out, "\n", 1);
+	fwrite(out->line, 1, out->len, out->fp);
+	out->len = 0;
 }
 
 void bpf_out__key(struct bpf_out *out, const char *key)
 {
-	if (out->nfields++)
-		fputs(out->format == BPF_FORMAT_JSON ? "," : out->sep, out->fp);
-	if (out->format == BPF_FORMAT_JSON) {
-		json_quote(out->fp, key);
-		fputc(':', out->fp);
+	if (out->format != BPF_FORMAT_JSON) {
+		if (out->nfields++)
+			bpf_out__add(out, out->sep, out->seplen);
+		return;
 	}
+	/* keys are perf's own: nothing to escape */
+	if (out->nfields++)
+		bpf_out__add(out, ",", 1);
+	bpf_out__add(out, "\"", 1);
+	bpf_out__raw(out, key);
+	bpf_out__add(out, "\":", 2);
+}
+
+/* @val in decimal, at the end of @buf (of at least BPF_OUT_DEC_SIZE); its start */
+#define BPF_OUT_DEC_SIZE	20
+static char *bpf_out__dec(char *end, u64 val)
+{
+	do {
+		*--end = '0' + val % 10;
+		val /= 10;
+	} while (val);
+	return end;
 }
 
 void bpf_out__str(struct bpf_out *out, const char *key, const char *val)
 {
 	bpf_out__key(out, key);
 	if (out->format == BPF_FORMAT_JSON)
-		json_quote(out->fp, val);
+		json_quote(out, val);
 	else
-		csv_quote(out->fp, out->sep, val);
+		csv_quote(out, val);
 }
 
 void bpf_out__u64(struct bpf_out *out, const char *key, u64 val)
 {
+	char buf[BPF_OUT_DEC_SIZE], *end = buf + sizeof(buf), *p = bpf_out__dec(end, val);
+
 	bpf_out__key(out, key);
-	fprintf(out->fp, "%" PRIu64, val);
+	bpf_out__add(out, p, end - p);
+}
+
+/* A time in ns as seconds with nine decimals */
+void bpf_out__time(struct bpf_out *out, const char *key, u64 ns)
+{
+	char buf[BPF_OUT_DEC_SIZE + 11], *end = buf + sizeof(buf), *p;
+	u64 frac = ns % NSEC_PER_SEC;
+	int i;
+
+	for (i = 0, p = end; i < 9; i++, frac /= 10)
+		*--p = '0' + frac % 10;
+	*--p = '.';
+	p = bpf_out__dec(p, ns / NSEC_PER_SEC);
+	bpf_out__key(out, key);
+	bpf_out__add(out, p, end - p);
 }
 
 /* A field only some lines have: left out of JSON, empty in CSV */
@@ -223,8 +377,7 @@ void bpf_out__header(struct bpf_out *out, const char * const *keys)
 int bpf_out__setup(struct bpf_out *out, const char *sep, bool json,
 		   const char *output_name, const char *cmd)
 {
-	out->fp = stdout;
-	out->format = BPF_FORMAT_TEXT;
+	*out = (struct bpf_out){ .fp = stdout, .format = BPF_FORMAT_TEXT, };
 	if (sep && json) {
 		pr_err("perf bpf %s: -x and -j are mutually exclusive\n", cmd);
 		return -EINVAL;
@@ -232,6 +385,7 @@ int bpf_out__setup(struct bpf_out *out, const char *sep, bool json,
 	if (sep) {
 		out->format = BPF_FORMAT_CSV;
 		out->sep = strcmp(sep, "\\t") ? sep : "\t";
+		out->seplen = strlen(out->sep);
 		if (!*out->sep) {
 			pr_err("perf bpf %s: -x takes a separator, not an empty string\n", cmd);
 			return -EINVAL;
@@ -247,8 +401,18 @@ int bpf_out__setup(struct bpf_out *out, const char *sep, bool json,
 			out->fp = NULL;
 			return -errno;
 		}
+		/* flushed once a pass by the commands that stream */
+		setvbuf(out->fp, NULL, _IOFBF, 64 * 1024);
 	}
 	return 0;
+}
+
+void bpf_out__exit(struct bpf_out *out)
+{
+	zfree(&out->line);
+	if (out->fp && out->fp != stdout)
+		fclose(out->fp);
+	out->fp = NULL;
 }
 
 /* The link's fields, shared by perf bpf events and perf bpf list */
@@ -311,13 +475,14 @@ void bpf_out__owners(struct bpf_out *out, const struct bpf_owners *owners)
 
 	if (out->format == BPF_FORMAT_JSON) {
 		bpf_out__key(out, "pids");
-		fputc('[', out->fp);
+		bpf_out__raw(out, "[");
 		for (i = 0; owners && i < owners->nr; i++) {
-			fprintf(out->fp, "%s{\"pid\":%d,\"comm\":", i ? "," : "", owners->v[i].pid);
-			json_quote(out->fp, owners->v[i].comm);
-			fputc('}', out->fp);
+			bpf_out__printf(out, "%s{\"pid\":%d,\"comm\":", i ? "," : "",
+					owners->v[i].pid);
+			json_quote(out, owners->v[i].comm);
+			bpf_out__raw(out, "}");
 		}
-		fputc(']', out->fp);
+		bpf_out__raw(out, "]");
 		return;
 	}
 	if (out->format == BPF_FORMAT_CSV) {

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <linux/compiler.h>
 #include <linux/types.h>
 
 struct bpf_link_desc;
@@ -21,17 +22,25 @@ struct bpf_out {
 	FILE			*fp;
 	enum bpf_format		format;
 	const char		*sep;
+	size_t			seplen;
 	int			nfields;	/* on the current line */
+	char			*line;		/* the CSV or JSON line being built */
+	size_t			len;
+	size_t			size;
 };
 
 int bpf_out__setup(struct bpf_out *out, const char *sep, bool json,
 		   const char *output_name, const char *cmd);
+void bpf_out__exit(struct bpf_out *out);
 void bpf_out__header(struct bpf_out *out, const char * const *keys);
 void bpf_out__begin(struct bpf_out *out);
 void bpf_out__end(struct bpf_out *out);
 void bpf_out__key(struct bpf_out *out, const char *key);
+void bpf_out__raw(struct bpf_out *out, const char *s);
+void bpf_out__printf(struct bpf_out *out, const char *fmt, ...) __printf(2, 3);
 void bpf_out__str(struct bpf_out *out, const char *key, const char *val);
 void bpf_out__u64(struct bpf_out *out, const char *key, u64 val);
+void bpf_out__time(struct bpf_out *out, const char *key, u64 ns);
 void bpf_out__none(struct bpf_out *out, const char *key);
 void bpf_out__prog_fields(struct bpf_out *out, const struct bpf_prog_desc *prog);
 void bpf_out__link_fields(struct bpf_out *out, const struct bpf_link_desc *link,

@@ -992,6 +992,5 @@ void bpf_top__exit(struct bpf_top *top)
 	bpf_resolver__exit(&top->res);
 	if (top->stats_fd >= 0)
 		close(top->stats_fd);
-	if (top->out.fp && top->out.fp != stdout)
-		fclose(top->out.fp);
+	bpf_out__exit(&top->out);
 }
