@@ -14,8 +14,9 @@
  * the time and publishing the record.
  *
  * What a record does not carry (names, types, attach targets) is asked
- * of the kernel with BPF_OBJ_GET_INFO_BY_FD as soon as the record is read
- * from its ring, and kept until it is delivered.  By then the object may
+ * of the kernel with BPF_OBJ_GET_INFO_BY_FD when the pass that read the
+ * record from its ring ends, unless the pass read the object's unload or
+ * detach too, and kept until it is delivered.  By then the object may
  * be gone: the program name is then taken from the KSYMBOL record the
  * kernel writes just before the program record, and everything learned
  * (from those, from the objects there at start, from earlier records) is
@@ -281,6 +282,15 @@ static bool bpf_events__wanted_task(struct bpf_events *ev, struct perf_sample *s
 	return match || (end && *wanted);
 }
 
+/* As "%*d" prints it */
+static void bpf_events__print_int(struct bpf_out *out, int val, int width)
+{
+	if (val < 0)
+		bpf_out__printf(out, "%*d", width, val);
+	else
+		bpf_out__num(out, val, width);
+}
+
 static void bpf_events__print_start(struct bpf_events *ev, struct perf_sample *sample,
 				    const char *event)
 {
@@ -288,14 +298,24 @@ static void bpf_events__print_start(struct bpf_events *ev, struct perf_sample *s
 	char buf[64], text[BPF_OUT_TEXT_SIZE(64)];
 	const char *comm = bpf_events__comm(ev, sample, buf, sizeof(buf));
 
+	bpf_out__begin(out);
 	if (out->format == BPF_FORMAT_TEXT) {
-		fprintf(out->fp, "%6" PRIu64 ".%06" PRIu64 " [%03u] %16s %6d/%-6d %-12s",
-			sample->time / NSEC_PER_SEC, (sample->time % NSEC_PER_SEC) / NSEC_PER_USEC,
-			sample->cpu, bpf_out__escape(text, sizeof(text), comm), sample->pid,
-			sample->tid, event);
+		/* as "%6llu.%06llu [%03u] %16s %6d/%-6d %-12s" prints it */
+		bpf_out__num(out, sample->time / NSEC_PER_SEC, 6);
+		bpf_out__raw(out, ".");
+		bpf_out__num0(out, (sample->time % NSEC_PER_SEC) / NSEC_PER_USEC, 6);
+		bpf_out__raw(out, " [");
+		bpf_out__num0(out, sample->cpu, 3);
+		bpf_out__raw(out, "] ");
+		bpf_out__pad(out, bpf_out__escape(text, sizeof(text), comm), 16);
+		bpf_out__raw(out, " ");
+		bpf_events__print_int(out, sample->pid, 6);
+		bpf_out__raw(out, "/");
+		bpf_events__print_int(out, sample->tid, -6);
+		bpf_out__raw(out, " ");
+		bpf_out__pad(out, event, -12);
 		return;
 	}
-	bpf_out__begin(out);
 	bpf_out__time(out, "time", sample->time);
 	bpf_out__u64(out, "cpu", sample->cpu);
 	bpf_out__u64(out, "pid", sample->pid);
@@ -325,11 +345,11 @@ static void bpf_events__print_stats(struct bpf_out *out,
 		if (!stats)
 			return;
 		if (on)
-			fprintf(out->fp, "  run_cnt %" PRIu64 " run_time_ns %" PRIu64,
-				(u64)stats->run_cnt, (u64)stats->run_time_ns);
+			bpf_out__printf(out, "  run_cnt %" PRIu64 " run_time_ns %" PRIu64,
+					(u64)stats->run_cnt, (u64)stats->run_time_ns);
 		else
-			fprintf(out->fp, "  run_cnt - run_time_ns -");
-		fprintf(out->fp, " recursion_misses %" PRIu64, (u64)stats->recursion_misses);
+			bpf_out__raw(out, "  run_cnt - run_time_ns -");
+		bpf_out__printf(out, " recursion_misses %" PRIu64, (u64)stats->recursion_misses);
 		return;
 	}
 	if (on) {
@@ -356,21 +376,31 @@ static void bpf_events__print(struct bpf_events *ev, struct perf_sample *sample,
 	bpf_events__print_start(ev, sample, event);
 	if (out->format == BPF_FORMAT_TEXT) {
 		perf_bpf__tag_str(prog->tag, tag);
-		fprintf(out->fp, " prog %u ", prog->id);
-		bpf_out__text(out->fp, prog->name && *prog->name ? prog->name : "-");
-		fprintf(out->fp, " %s tag %s",
-			prog->type_known ?
-			perf_bpf__prog_type_name(prog->type, buf[0], sizeof(buf[0])) : "-",
-			tag);
+		bpf_out__raw(out, " prog ");
+		bpf_out__num(out, prog->id, 0);
+		bpf_out__raw(out, " ");
+		bpf_out__esc(out, prog->name && *prog->name ? prog->name : "-");
+		bpf_out__raw(out, " ");
+		bpf_out__raw(out, prog->type_known ?
+			     perf_bpf__prog_type_name(prog->type, buf[0], sizeof(buf[0])) : "-");
+		bpf_out__raw(out, " tag ");
+		bpf_out__raw(out, tag);
 		if (link) {
-			fprintf(out->fp, "  link %u %s %s ", link->id,
-				perf_bpf__link_type_name(link->type, buf[0], sizeof(buf[0])),
-				perf_bpf__attach_type_name(attach_type, buf[1],
-							   sizeof(buf[1])) ?: "-");
-			bpf_out__text(out->fp, link->target && *link->target ? link->target : "-");
+			bpf_out__raw(out, "  link ");
+			bpf_out__num(out, link->id, 0);
+			bpf_out__raw(out, " ");
+			bpf_out__raw(out, perf_bpf__link_type_name(link->type, buf[0],
+								   sizeof(buf[0])));
+			bpf_out__raw(out, " ");
+			bpf_out__raw(out, perf_bpf__attach_type_name(attach_type, buf[1],
+								     sizeof(buf[1])) ?: "-");
+			bpf_out__raw(out, " ");
+			bpf_out__esc(out, link->target && *link->target ? link->target : "-");
 		}
 		bpf_events__print_stats(out, stats);
-		fprintf(out->fp, "%s\n", gone ? " (gone)" : "");
+		if (gone)
+			bpf_out__raw(out, " (gone)");
+		bpf_out__end(out);
 		return;
 	}
 	bpf_out__prog_fields(out, prog);
@@ -687,8 +717,9 @@ static void bpf_events__unknown_record(struct bpf_events *ev, union perf_event *
 	bpf_events__print_start(ev, sample, "unknown");
 	perf_bpf__tag_str(event->bpf.tag, tag);
 	if (out->format == BPF_FORMAT_TEXT) {
-		fprintf(out->fp, " type %u flags %#x id %u tag %s size %u\n", event->bpf.type,
-			event->bpf.flags, event->bpf.id, tag, event->header.size);
+		bpf_out__printf(out, " type %u flags %#x id %u tag %s size %u", event->bpf.type,
+				event->bpf.flags, event->bpf.id, tag, event->header.size);
+		bpf_out__end(out);
 		return;
 	}
 	bpf_out__u64(out, "prog_id", event->bpf.id);

@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include <linux/time64.h>
 #include <linux/compiler.h>
+#include <linux/kernel.h>
 #include <linux/zalloc.h>
 
 #include "bpf-desc.h"
@@ -279,8 +280,9 @@ static void csv_quote(struct bpf_out *out, const char *s)
 
 /*
  * A line is bpf_out__begin(), fields, bpf_out__end().  Text lines are
- * printed by their callers; CSV fields are quoted when they hold the
- * separator or a quote, strings are escaped as below.
+ * laid out by their callers, through the same line or straight to
+ * out->fp, never both in one line; CSV fields are quoted when they hold
+ * the separator or a quote, strings are escaped as above.
  */
 void bpf_out__begin(struct bpf_out *out)
 {
@@ -355,6 +357,47 @@ void bpf_out__time(struct bpf_out *out, const char *key, u64 ns)
 	p = bpf_out__dec(p, ns / NSEC_PER_SEC);
 	bpf_out__key(out, key);
 	bpf_out__add(out, p, end - p);
+}
+
+/*
+ * Text lines are built the same way, from bpf_out__begin() to
+ * bpf_out__end(): these print as printf's %*s and %*llu do, @width
+ * negative to align left, and a string from outside perf escaped.
+ */
+void bpf_out__pad(struct bpf_out *out, const char *s, int width)
+{
+	static const char spaces[] = "                                ";
+	size_t len = strlen(s), w = abs(width), n;
+
+	if (width < 0)
+		bpf_out__add(out, s, len);
+	for (n = len; n < w; n += min(w - n, sizeof(spaces) - 1))
+		bpf_out__add(out, spaces, min(w - n, sizeof(spaces) - 1));
+	if (width >= 0)
+		bpf_out__add(out, s, len);
+}
+
+void bpf_out__num(struct bpf_out *out, u64 val, int width)
+{
+	char buf[BPF_OUT_DEC_SIZE + 1], *end = buf + sizeof(buf);
+
+	*--end = '\0';
+	bpf_out__pad(out, bpf_out__dec(end, val), width);
+}
+
+/* @val with at least @digits digits, zeros in front */
+void bpf_out__num0(struct bpf_out *out, u64 val, int digits)
+{
+	char buf[BPF_OUT_DEC_SIZE], *end = buf + sizeof(buf), *p = bpf_out__dec(end, val);
+
+	while (end - p < digits && p > buf)
+		*--p = '0';
+	bpf_out__add(out, p, end - p);
+}
+
+void bpf_out__esc(struct bpf_out *out, const char *s)
+{
+	bpf_out__put(out, s, BPF_ESC_TEXT);
 }
 
 /* A field only some lines have: left out of JSON, empty in CSV */

@@ -42,6 +42,10 @@ void bpf_out__str(struct bpf_out *out, const char *key, const char *val);
 void bpf_out__u64(struct bpf_out *out, const char *key, u64 val);
 void bpf_out__time(struct bpf_out *out, const char *key, u64 ns);
 void bpf_out__none(struct bpf_out *out, const char *key);
+void bpf_out__pad(struct bpf_out *out, const char *s, int width);
+void bpf_out__num(struct bpf_out *out, u64 val, int width);
+void bpf_out__num0(struct bpf_out *out, u64 val, int digits);
+void bpf_out__esc(struct bpf_out *out, const char *s);
 void bpf_out__prog_fields(struct bpf_out *out, const struct bpf_prog_desc *prog);
 void bpf_out__link_fields(struct bpf_out *out, const struct bpf_link_desc *link,
 			  u32 attach_type);

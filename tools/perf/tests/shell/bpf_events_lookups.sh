@@ -9,14 +9,17 @@
 # BPF_LINK_GET_FD_BY_ID (30) calls from when it reads the records until
 # it has shown those it waits for, while the bpf_links workload loads
 # and attaches five programs, then detaches and unloads them, twenty
-# short-lived programs come and go, and then a process P loads three:
+# short-lived programs come and go, and then a process P loads three
+# and holds them until perf bpf events -p P has shown them:
 #  - perf bpf events -a: at most one look-up of each program and each
-#    link it shows, when its load or attach record is read (not again
+#    link it shows, at the end of the pass that read its load or attach
+#    record, none if the pass read its unload or detach too (not again
 #    for a program's link, nor when the record is shown, even if the
 #    object was gone by then), and one more of the program of a tracing
 #    link (fentry), whose target is read from the program's info;
-#  - perf bpf events -p P: one look-up of a program per load of P's it
-#    shows, none of a link;
+#  - perf bpf events -p P: one look-up of each program P holds, at most
+#    one per load of P's it shows (libbpf's probes are short-lived), none
+#    of a link;
 #  - perf bpf events --type prog: no look-up of a link, and some of
 #    programs (so that the count is known to count).
 
@@ -31,9 +34,9 @@ perf list tracepoint 2>/dev/null | grep -q 'syscalls:sys_enter_bpf' ||
 pbt_cgroup
 cgroup=$(pbt_cgroup_path)
 
-# P: loads three short-lived programs once it reads a line
+# P: loads three programs once it reads a line, closes them at the next
 mkfifo "$tmp/p.ctl"
-(read -r _ && exec perf test -w bpf_links short 3) <"$tmp/p.ctl" >/dev/null 2>"$tmp/p.err" &
+(read -r _ && exec perf test -w bpf_links many 3) <"$tmp/p.ctl" >/dev/null 2>"$tmp/p.err" &
 p=$!
 bpf_test_track $p
 exec 4>"$tmp/p.ctl"
@@ -104,12 +107,16 @@ perf test -w bpf_links short 20 >/dev/null 2>"$tmp/short.err" ||
 	bpf_test_fail "perf test -w bpf_links short 20 failed: $(cat "$tmp/short.err")"
 pbt_links_go links
 echo go >&4
+# held until shown: looked up by then
+await pid '"event":"prog_load","prog_id":[0-9]*,"prog_name":"pbt_many"' 3
+echo close >&4
 exec 4>&-
-pbt_wait_gone $p 120 || bpf_test_fail "P still running 120 s after its go"
-pbt_reap $p || bpf_test_fail "P (perf test -w bpf_links short 3) failed: $(cat "$tmp/p.err")"
+pbt_wait_gone $p 120 || bpf_test_fail "P still running 120 s after its close"
+pbt_reap $p || bpf_test_fail "P (perf test -w bpf_links many 3) failed: $(cat "$tmp/p.err")"
 
-await pid '"event":"prog_unload","prog_id":[0-9]*,"prog_name":"pbt_short"' 3
-await all '"event":"prog_unload","prog_id":[0-9]*,"prog_name":"pbt_short"' 23
+await pid '"event":"prog_unload","prog_id":[0-9]*,"prog_name":"pbt_many"' 3
+await all '"event":"prog_unload","prog_id":[0-9]*,"prog_name":"pbt_many"' 3
+await all '"event":"prog_unload","prog_id":[0-9]*,"prog_name":"pbt_short"' 20
 while read -r what _ id _; do
 	[ "$what" != prog ] || await prog "\"event\":\"prog_unload\",\"prog_id\":$id," 1
 	[ "$what" != prog ] || await all "\"event\":\"prog_unload\",\"prog_id\":$id," 1
@@ -137,9 +144,10 @@ def lookups(name):
         sys.exit(f"FAIL: perf stat ({name}) did not count both: {rows}")
     return counts
 
-def shown(name, event, link_type=None):
+def shown(name, event, link_type=None, prog_name=None):
     return sum(1 for e in map(json.loads, open(f"{tmp}/{name}.out"))
-               if e["event"] == event and link_type in (None, e.get("link_type")))
+               if e["event"] == event and link_type in (None, e.get("link_type"))
+               and prog_name in (None, e.get("prog_name")))
 
 progs, links = lookups("all")
 loads, attaches = shown("all", "prog_load"), shown("all", "link_attach")
@@ -153,10 +161,12 @@ if not 0 < progs <= loads + tracing or not 0 < links <= attaches:
 
 progs, links = lookups("pid")
 loads = shown("pid", "prog_load")
-print(f"-p P: {loads} loads shown, {progs} program and {links} link look-ups")
-if progs != loads or not loads or links:
-    errors.append(f"-p P: {progs} program look-ups for {loads} loads shown, want one "
-                  f"each; {links} link look-ups, want 0")
+held = shown("pid", "prog_load", None, "pbt_many")
+print(f"-p P: {loads} loads shown ({held} held), {progs} program and {links} link look-ups")
+if not held <= progs <= loads or held != 3 or links:
+    errors.append(f"-p P: {progs} program look-ups for {loads} loads shown, {held} of "
+                  f"programs P holds, want one of each held (3) and at most one a load; "
+                  f"{links} link look-ups, want 0")
 
 progs, links = lookups("prog")
 print(f"--type prog: {progs} program and {links} link look-ups")
