@@ -108,6 +108,20 @@ static int bpf_out__escape_one(const char *s, enum bpf_esc esc, char *buf, int *
 }
 
 /*
+ * The bytes each way of escaping changes, and the end of the string, by
+ * byte: BPF_PLAIN_END for '\0', then one bit for each enum bpf_esc.
+ */
+#define BPF_PLAIN_END	(1 << 3)
+#define BPF_PLAIN_ALL	((1 << BPF_ESC_TEXT) | (1 << BPF_ESC_CSV) | (1 << BPF_ESC_JSON))
+static const unsigned char bpf_plain_stop[256] = {
+	[0]		= BPF_PLAIN_END,
+	[0x01 ... 0x1f]	= BPF_PLAIN_ALL,
+	['"']		= (1 << BPF_ESC_CSV) | (1 << BPF_ESC_JSON),
+	['\\']		= 1 << BPF_ESC_JSON,
+	[0x7f ... 0xff]	= BPF_PLAIN_ALL,
+};
+
+/*
  * The length of @s if @esc prints it as it is: printable ASCII, nothing
  * @esc escapes, no byte @stop (the first of CSV's separator); -1 if not.
  * Most strings are such: they take this way, one scan and one copy.
@@ -115,17 +129,12 @@ static int bpf_out__escape_one(const char *s, enum bpf_esc esc, char *buf, int *
 static ssize_t bpf_out__plain_len(const char *s, enum bpf_esc esc, int stop)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t i;
+	unsigned char mask = BPF_PLAIN_END | (1 << esc);
+	size_t i = 0;
 
-	for (i = 0; u[i]; i++) {
-		if (u[i] < 0x20 || u[i] >= 0x7f || u[i] == stop)
-			return -1;
-		if (esc != BPF_ESC_TEXT && u[i] == '"')
-			return -1;
-		if (esc == BPF_ESC_JSON && u[i] == '\\')
-			return -1;
-	}
-	return i;
+	while (!(bpf_plain_stop[u[i]] & mask) && u[i] != stop)
+		i++;
+	return u[i] ? -1 : (ssize_t)i;
 }
 
 /*
