@@ -9,7 +9,10 @@ KSRC ?=
 BASE_PKG_VERSION ?= 6.12.117-1~deb12u1
 JOBS ?= $(shell echo $$(($$(nproc) + 1)))
 CLANG ?= clang-16
-export BUILD_DIR KSRC BASE_PKG_VERSION JOBS CLANG
+# The project's revision whose perf make bench-perf-bpf runs beside ours:
+# its main before the work on perf bpf events' CPU per record (issue 35).
+PERF_BEFORE_REV ?= e30515a
+export BUILD_DIR KSRC BASE_PKG_VERSION JOBS CLANG PERF_BEFORE_REV
 export TOP := $(CURDIR)
 
 MK := $(CURDIR)/mk
@@ -17,7 +20,7 @@ VM := $(CURDIR)/selftests/vm/run-vm.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help deps base apply kernel kernel-base kernel-debug kernel-bpf kernel-bpf-base \
-	bpf-selftests perf perf-base tools build run check check-debug check-bpf vm perf-test-compare bench-links bench-bperf bench-perf-bpf bench-bpf-top bench-perf-bpf-scale refresh series series-check overlay-check clean distclean
+	bpf-selftests perf perf-base perf-rev tools build run check check-debug check-bpf vm perf-test-compare bench-links bench-bperf bench-perf-bpf bench-bpf-top bench-perf-bpf-scale refresh series series-check overlay-check clean distclean
 
 help:
 	@echo 'make run        build everything and show it working in the VM'
@@ -32,7 +35,9 @@ help:
 	@echo 'make kernel-base  build the pristine base kernel too (VM_KERNEL=base boots it)'
 	@echo 'make bench-links  cost of the link records: base vs patched kernel, as ratios'
 	@echo 'make bench-bperf  context switch cost of N perf stat --bpf-counters sessions'
-	@echo 'make bench-perf-bpf  records a second perf bpf events keeps up with, its CPU cost'
+	@echo 'make bench-perf-bpf  records a second perf bpf events keeps up with, its CPU cost,'
+	@echo '                 ours after/before the perf of PERF_BEFORE_REV=$(PERF_BEFORE_REV)'
+	@echo 'make perf-rev REV=..  build the perf of project revision REV (default PERF_BEFORE_REV)'
 	@echo 'make bench-bpf-top  perf bpf top per refresh against bpftool, the cost of BPF stats'
 	@echo 'make bench-perf-bpf-scale  perf bpf list with N programs+links against bpftool'
 	@echo 'make series     the series as mail in SERIES_DIR (SERIES_VERSION=N for vN)'
@@ -63,6 +68,10 @@ perf: apply
 	@$(MK)/perf.sh applied
 perf-base: base
 	@$(MK)/perf.sh base
+# The perf of project revision REV, from the applied tree's base (make
+# build first): $(BUILD_DIR)/rev/<full commit id>/perf/perf.
+perf-rev: base
+	@$(MK)/perf-rev.sh $(or $(REV),$(PERF_BEFORE_REV))
 tools: kernel
 	@$(MK)/tools.sh
 
@@ -112,7 +121,8 @@ bench-links: $(VM_DEPS) kernel-base
 	@$(TOP)/selftests/bench/links.sh
 bench-bperf: $(VM_DEPS)
 	@$(TOP)/selftests/bench/bperf.sh
-bench-perf-bpf: $(VM_DEPS)
+# Ours and the perf of PERF_BEFORE_REV (none if empty), in one VM run.
+bench-perf-bpf: $(VM_DEPS) $(if $(NOBUILD),,$(if $(PERF_BEFORE_REV),perf-rev))
 	@$(TOP)/selftests/bench/perf-bpf.sh
 bench-bpf-top: $(VM_DEPS)
 	@$(TOP)/selftests/bench/bpf-top.sh
@@ -134,7 +144,7 @@ clean:
 	rm -rf $(BUILD_DIR)/kernel $(BUILD_DIR)/debug $(BUILD_DIR)/perf $(BUILD_DIR)/tools \
 		$(BUILD_DIR)/kselftest $(BUILD_DIR)/vm $(BUILD_DIR)/results \
 		$(BUILD_DIR)/bpf-kernel $(BUILD_DIR)/pristine/bpf-kernel $(BUILD_DIR)/bpf-selftests \
-		$(BUILD_DIR)/bpf-src
+		$(BUILD_DIR)/bpf-src $(BUILD_DIR)/rev
 
 distclean:
 	rm -rf $(BUILD_DIR)

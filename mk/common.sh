@@ -38,15 +38,37 @@ LINUX_TOPDIRS="arch block certs crypto Documentation drivers fs include init
 io_uring ipc kernel lib LICENSES mm net rust samples scripts security sound
 tools usr virt"
 
-# build_root applied|base: the directory holding that tree's src/, kernel/
-# and perf/.
+# build_root applied|base|series|rev SHA: the directory holding that
+# tree's src/, kernel/ and perf/.
 build_root() {
 	case $1 in
 	applied) echo "$BUILD_DIR" ;;
 	base)	echo "$BUILD_DIR/pristine" ;;
 	series)	echo "$BUILD_DIR/series" ;;	# make series-check's git am tree
-	*)	die "usage: $0 [applied|base]" ;;
+	rev)	[ -n "${2:-}" ] || die "usage: $0 rev SHA"
+		echo "$BUILD_DIR/rev/$2" ;;	# make perf-rev's, project commit SHA
+	*)	die "usage: $0 [applied|base|series|rev SHA]" ;;
 	esac
+}
+
+# The revision of this project whose perf make bench-perf-bpf runs beside
+# ours ("before"); make perf-rev builds it.  Empty: none.
+PERF_BEFORE_REV=${PERF_BEFORE_REV-e30515a}
+
+# rev_sha REV: the full id of the project's commit REV.
+rev_sha() {
+	git -C "$TOP" rev-parse -q --verify "$1^{commit}"
+}
+
+# rev_perf SHA: the path of the perf make perf-rev built of project commit
+# SHA on the present base; false if there is none.
+rev_perf() {
+	local root
+
+	root=$(build_root rev "$1")
+	[ -x "$root/perf/perf" ] &&
+		[ "$(cat "$root/perf/rev.id" 2>/dev/null)" = "$1 $(cat "$BUILD_DIR/base.id" 2>/dev/null)" ] &&
+		echo "$root/perf/perf"
 }
 
 # use_ccache: compile through the cache every build here shares; paths

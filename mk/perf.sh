@@ -1,17 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Build perf with BPF skeletons.
-#   mk/perf.sh [applied|base|series]
+#   mk/perf.sh [applied|base|series|rev SHA]
 # "applied" builds the project's perf into $BUILD_DIR/perf, "base" builds
 # upstream's perf from the pristine tree into $BUILD_DIR/pristine/perf
 # (perf-base in the VM, the yardstick of every benchmark), "series" that
-# of make series-check's git am tree into $BUILD_DIR/series/perf.  Fails
-# if skeleton support turned itself off, which perf's build otherwise
-# only mentions as a warning.
+# of make series-check's git am tree into $BUILD_DIR/series/perf, "rev
+# SHA" that of project commit SHA, which mk/perf-rev.sh exports to
+# $BUILD_DIR/rev/SHA/src, into $BUILD_DIR/rev/SHA/perf.  Fails if
+# skeleton support turned itself off, which perf's build otherwise only
+# mentions as a warning.
 . "$(dirname "$0")/common.sh"
 
 which=${1:-applied}
-root=$(build_root "$which")
+root=$(build_root "$which" "${2:-}")
+[ "$which" != rev ] || which="rev ${2:0:12}"
 tree=$root/src obj=$root/perf
 mkdir -p "$obj"
 use_ccache

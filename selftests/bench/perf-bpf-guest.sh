@@ -6,8 +6,14 @@
 #     perf test -w bpf_links churn CGROUP $BENCH_SECS RATE
 # wait until perf bpf events has shown the workload's records (or stops
 # showing more), stop it with SIGINT and take its summary and CPU time.
-# Writes a CSV table to $JOB/bench.csv; a run that went wrong has n/a in
-# the columns it could not measure, and a line saying why on stdout.
+# With $BENCH_BEFORE, the path of another perf (make perf-rev's), each
+# rate runs its perf bpf events and ours (perf on PATH, which runs the
+# workload for both), one after the other, the first one alternating:
+# before first at the first rate, ours first at the second, and so on (a
+# rate may be given more than once).  Writes a CSV table to
+# $JOB/bench.csv, a row a run, its last column, perf, saying whose
+# ("before" or "after"); a run that went wrong has n/a in the columns it
+# could not measure, and a line saying why on stdout.
 #
 # by_perf counts the workload's unloads and detaches that the kernel wrote
 # as perf bpf events' own: those where its look-up of the program or link
@@ -20,6 +26,7 @@
 secs=${BENCH_SECS:-10}
 rates=${BENCH_RATES:-250 500 1000 max}
 csv=$JOB/bench.csv
+before=${BENCH_BEFORE:-}
 cg=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)/perf_bench_bpf
 pages=${BENCH_PAGES:+-m $BENCH_PAGES}
 pid=
@@ -56,11 +63,11 @@ by_perf() {
 # perf bpf events shows a short-lived program loaded now, within 5 s
 probe() {
 	if gone "$pid"; then
-		echo "rate $rate: perf bpf events ended: $(cat /tmp/ev.err)"
+		echo "$run: perf bpf events ended: $(cat /tmp/ev.err)"
 		exit 1
 	fi
 	perf test -w bpf_links short 1 >/dev/null || exit 1
-	wait_for 5 grep -q pbt_short /tmp/ev.csv
+	wait_for 5 grep -qs pbt_short /tmp/ev.csv
 }
 
 # until the count of churn records stops growing for 2 s, or reaches $1
@@ -74,15 +81,19 @@ settled() {
 	return 1
 }
 
-hz=$(getconf CLK_TCK)
-echo "rate,cycles_per_s,records_per_s,records,shown,lost,perf_cpu_ms,cpu_ms_per_1000,by_perf" \
-	>"$csv"
-for rate in $rates; do
+# bench WHICH PERF: one run at $rate of PERF's perf bpf events, a row of
+# the table
+bench() {
+	local which=$1 perf=$2 run="rate $rate" out rc what cycles took t0 t1 mine lost n r
+
+	[ -z "$before" ] || run="rate $rate, $which"
+	# not the last run's output, which probe would take for this one's
+	rm -f /tmp/ev.csv
 	# shellcheck disable=SC2086 # $pages is an option and its value, or nothing
-	perf bpf events -a -x, $pages -o /tmp/ev.csv 2>/tmp/ev.err &
+	"$perf" bpf events -a -x, $pages -o /tmp/ev.csv 2>/tmp/ev.err &
 	pid=$!
 	if ! wait_for 120 probe; then
-		echo "rate $rate: perf bpf events showed nothing within 120 s: $(cat /tmp/ev.err)"
+		echo "$run: perf bpf events showed nothing within 120 s: $(cat /tmp/ev.err)"
 		exit 1
 	fi
 	t0=$(cpu_ticks "$pid")
@@ -92,17 +103,17 @@ for rate in $rates; do
 	rc=$?
 	read -r what cycles took <<<"$out"
 	if [ $rc != 0 ] || [ "$what" != churn ] || ! [ "${cycles:-0}" -gt 0 ] 2>/dev/null; then
-		echo "rate $rate: the churn failed or made no cycle: exit $rc, output '$out'," \
+		echo "$run: the churn failed or made no cycle: exit $rc, output '$out'," \
 			"errors '$(cat /tmp/churn.err)'"
 		cycles=
 	fi
 	last='' since=$SECONDS
 	[ -z "$cycles" ] || wait_for 300 settled $((4 * cycles)) ||
-		echo "rate $rate: the count of records shown still grew after 300 s"
+		echo "$run: the count of records shown still grew after 300 s"
 	t1=$(cpu_ticks "$pid")
 	kill -INT "$pid"
 	if ! wait_for 120 gone "$pid"; then
-		echo "rate $rate: perf bpf events still running 120 s after SIGINT: killed"
+		echo "$run: perf bpf events still running 120 s after SIGINT: killed"
 		kill -9 "$pid"
 	fi
 	wait "$pid"
@@ -111,19 +122,38 @@ for rate in $rates; do
 	pid=
 	lost=$(sed -n 's/^\[ perf bpf events: .* \([0-9]*\) lost \]$/\1/p' /tmp/ev.err)
 	if [ $rc != 0 ] || [ -z "$lost" ]; then
-		echo "rate $rate: perf bpf events: exit $rc, summary '$lost': $(cat /tmp/ev.err)"
+		echo "$run: perf bpf events: exit $rc, summary '$lost': $(cat /tmp/ev.err)"
 		lost=n/a
 	fi
 	n=$(shown)
 	if [ -z "$cycles" ]; then
-		echo "$rate,n/a,n/a,n/a,$n,$lost,n/a,n/a,$mine" | tee -a "$csv"
+		echo "$rate,n/a,n/a,n/a,$n,$lost,n/a,n/a,$mine,$which" | tee -a "$csv"
 	else
 		awk -v rate="$rate" -v c="$cycles" -v s="$took" -v n="$n" -v lost="$lost" \
-		    -v t=$((t1 - t0)) -v hz="$hz" -v mine="$mine" 'BEGIN {
+		    -v t=$((t1 - t0)) -v hz="$hz" -v mine="$mine" -v which="$which" 'BEGIN {
 			ms = t * 1000 / hz
-			printf "%s,%.0f,%.0f,%d,%d,%s,%.0f,%.1f,%d\n", rate, c / s, 4 * c / s,
-				4 * c, n, lost, ms, n ? ms * 1000 / n : 0, mine
+			printf "%s,%.0f,%.0f,%d,%d,%s,%.0f,%.1f,%d,%s\n", rate, c / s, 4 * c / s,
+				4 * c, n, lost, ms, n ? ms * 1000 / n : 0, mine, which
 		}' | tee -a "$csv"
 	fi
 	grep -E '^\[' /tmp/ev.err
+}
+
+hz=$(getconf CLK_TCK)
+echo "rate,cycles_per_s,records_per_s,records,shown,lost,perf_cpu_ms,cpu_ms_per_1000,by_perf,perf" \
+	>"$csv"
+# with both perfs, which goes first alternates from one rate to the next
+first=before
+for rate in $rates; do
+	if [ -z "$before" ]; then
+		bench after perf
+	elif [ $first = before ]; then
+		bench before "$before"
+		bench after perf
+		first=after
+	else
+		bench after perf
+		bench before "$before"
+		first=before
+	fi
 done

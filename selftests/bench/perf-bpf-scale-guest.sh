@@ -46,7 +46,7 @@ events() {
 	mkdir -p "$dir"
 	JOB=$dir BENCH_RATES=max BENCH_SECS=${BENCH_SECS:-10} "$here/perf-bpf-guest.sh" ||
 		echo "held $1: perf-bpf-guest.sh failed"
-	# rate,cycles_per_s,records_per_s,records,shown,lost,perf_cpu_ms,cpu_ms_per_1000,by_perf
+	# rate,cycles_per_s,records_per_s,records,shown,lost,perf_cpu_ms,cpu_ms_per_1000,by_perf,perf
 	line=$(sed -n 2p "$dir/bench.csv" 2>/dev/null | cut -d, -f3-8)
 	echo "$1,${line:-n/a,n/a,n/a,n/a,n/a,n/a}" >>"$JOB/events.csv"
 }
