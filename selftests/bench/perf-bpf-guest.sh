@@ -85,6 +85,7 @@ settled() {
 # the table
 bench() {
 	local which=$1 perf=$2 run="rate $rate" out rc what cycles took t0 t1 mine lost n r
+	local target=$cg per=4
 
 	[ -z "$before" ] || run="rate $rate, $which"
 	# not the last run's output, which probe would take for this one's
@@ -98,8 +99,12 @@ bench() {
 	fi
 	t0=$(cpu_ticks "$pid")
 	r=$rate
+	# progs:RATE: program cycles, no link (two records each)
+	case $r in
+	progs:*) r=${r#progs:} target=- per=2 ;;
+	esac
 	[ "$r" = max ] && r=0
-	out=$(perf test -w bpf_links churn "$cg" "$secs" "$r" 2>/tmp/churn.err)
+	out=$(perf test -w bpf_links churn "$target" "$secs" "$r" 2>/tmp/churn.err)
 	rc=$?
 	read -r what cycles took <<<"$out"
 	if [ $rc != 0 ] || [ "$what" != churn ] || ! [ "${cycles:-0}" -gt 0 ] 2>/dev/null; then
@@ -108,7 +113,7 @@ bench() {
 		cycles=
 	fi
 	last='' since=$SECONDS
-	[ -z "$cycles" ] || wait_for 300 settled $((4 * cycles)) ||
+	[ -z "$cycles" ] || wait_for 300 settled $((per * cycles)) ||
 		echo "$run: the count of records shown still grew after 300 s"
 	t1=$(cpu_ticks "$pid")
 	kill -INT "$pid"
@@ -130,10 +135,11 @@ bench() {
 		echo "$rate,n/a,n/a,n/a,$n,$lost,n/a,n/a,$mine,$which" | tee -a "$csv"
 	else
 		awk -v rate="$rate" -v c="$cycles" -v s="$took" -v n="$n" -v lost="$lost" \
-		    -v t=$((t1 - t0)) -v hz="$hz" -v mine="$mine" -v which="$which" 'BEGIN {
+		    -v t=$((t1 - t0)) -v hz="$hz" -v mine="$mine" -v which="$which" \
+		    -v per="$per" 'BEGIN {
 			ms = t * 1000 / hz
-			printf "%s,%.0f,%.0f,%d,%d,%s,%.0f,%.1f,%d,%s\n", rate, c / s, 4 * c / s,
-				4 * c, n, lost, ms, n ? ms * 1000 / n : 0, mine, which
+			printf "%s,%.0f,%.0f,%d,%d,%s,%.0f,%.1f,%d,%s\n", rate, c / s, per * c / s,
+				per * c, n, lost, ms, n ? ms * 1000 / n : 0, mine, which
 		}' | tee -a "$csv"
 	fi
 	grep -E '^\[' /tmp/ev.err

@@ -15,8 +15,8 @@
  *
  * What a record does not carry (names, types, attach targets) is asked
  * of the kernel with BPF_OBJ_GET_INFO_BY_FD when the pass that read the
- * record from its ring ends, unless the pass read the object's unload or
- * detach too, and kept until it is delivered.  By then the object may
+ * record from its ring ends, unless the pass read the program's unload
+ * too, and kept until it is delivered.  By then the object may
  * be gone: the program name is then taken from the KSYMBOL record the
  * kernel writes just before the program record, and everything learned
  * (from those, from the objects there at start, from earlier records) is
@@ -92,14 +92,16 @@
 #define BPF_EVENTS_SLACK	(NSEC_PER_SEC / 2)
 /* how often the rings are read, at most */
 #define BPF_EVENTS_BATCH	(NSEC_PER_SEC / 20)
+/* how often what is printed is flushed while records keep coming */
+#define BPF_EVENTS_FLUSH	(NSEC_PER_SEC / 4)
 static volatile sig_atomic_t workload_exec_errno;
 
-/* A load, unload, attach or detach record read in the current pass */
+/* A load, unload or attach record read in the current pass */
 struct bpf_events_read {
 	u32			id;		/* the program's or the link's */
 	u32			prog_id;	/* a link's program */
 	bool			link;
-	bool			end;		/* unload or detach */
+	bool			end;		/* an unload */
 };
 
 struct bpf_events {
@@ -188,6 +190,10 @@ static void bpf_events__forget_link(struct bpf_events *ev, u32 id)
 	struct bpf_link_desc *link = NULL;
 
 	hashmap__delete(ev->links, id, NULL, &link);
+	bpf_link_desc__delete(link);
+	/* and what the kernel said when its attach was read, if not delivered */
+	link = NULL;
+	hashmap__delete(ev->read_links, id, NULL, &link);
 	bpf_link_desc__delete(link);
 }
 
@@ -907,26 +913,25 @@ static void bpf_events__read_prog_gone(struct bpf_events *ev, u32 id)
 		free(prog);
 }
 
-/* Look link @id of program @prog_id up now, or mark it gone */
-static void bpf_events__read_link(struct bpf_events *ev, u32 id, u32 prog_id, bool gone)
+/* Look link @id of program @prog_id up now */
+static void bpf_events__read_link(struct bpf_events *ev, u32 id, u32 prog_id)
 {
 	struct bpf_link_desc *link, *old_link = NULL;
 	struct bpf_prog_desc *prog;
-	int err = 0;
+	int err;
 
 	if (!hashmap__find(ev->progs, prog_id, &prog))
 		prog = NULL;
 	if (prog && prog->name && !bpf_events__wanted_prog(ev, prog))
 		return;
-	if (!gone && prog_id && (!prog || (!prog->type_known && !prog->gone)))
+	if (prog_id && (!prog || (!prog->type_known && !prog->gone)))
 		bpf_events__read_prog(ev, prog_id);
 	link = zalloc(sizeof(*link));
 	if (!link)
 		return;
 	link->id = id;
-	if (!gone)
-		err = bpf_events__learn_link(ev, link);
-	link->gone = gone || err == -ENOENT;
+	err = bpf_events__learn_link(ev, link);
+	link->gone = err == -ENOENT;
 	if ((err && !link->gone) ||
 	    hashmap__set(ev->read_links, link->id, link, NULL, &old_link)) {
 		bpf_link_desc__delete(link);
@@ -938,8 +943,10 @@ static void bpf_events__read_link(struct bpf_events *ev, u32 id, u32 prog_id, bo
 /*
  * A load or attach record is delivered half a second after it is read, in
  * time order: ask the kernel about its program or link when the pass that
- * read it ends, while it is more likely to be there still.  One that was
- * unloaded or detached in the same pass is gone: it is not asked for.
+ * read it ends, while it is more likely to be there still.  A program
+ * whose unload the same pass read is gone: it is not asked for.  A link
+ * detached may still be there (BPF_LINK_DETACH, its cgroup removed), and
+ * its one detach record is written: it is asked for.
  *
  * A look-up holds the object for a moment: when its owner lets go of it
  * meanwhile, this process drops the last reference, and the kernel writes
@@ -954,11 +961,10 @@ static void bpf_events__read_record(struct bpf_events *ev, union perf_event *eve
 	struct bpf_events_read *rd;
 	struct perf_sample sample;
 	u32 type = event->bpf.type;
-	bool prog = type == PERF_BPF_EVENT_PROG_LOAD || type == PERF_BPF_EVENT_PROG_UNLOAD;
-	bool link = type == PERF_BPF_EVENT_LINK_ATTACH || type == PERF_BPF_EVENT_LINK_DETACH;
-	bool end = type == PERF_BPF_EVENT_PROG_UNLOAD || type == PERF_BPF_EVENT_LINK_DETACH;
+	bool end = type == PERF_BPF_EVENT_PROG_UNLOAD;
+	bool link = type == PERF_BPF_EVENT_LINK_ATTACH;
 
-	if (prog ? !ev->show_progs :
+	if (end || type == PERF_BPF_EVENT_PROG_LOAD ? !ev->show_progs :
 	    !link || !ev->show_links || !bpf_events__has_link_fields(ev, event))
 		return;
 	/* an end is not left out: another task than the owner's may cause it */
@@ -996,28 +1002,28 @@ static int bpf_events_read__cmp(const void *a, const void *b)
 /*
  * The end of a pass: look up the programs and links whose load or attach
  * it read, programs first (a link record looks its program up if the
- * program's load was not read), those that ended in it marked gone.
+ * program's load was not read), programs it read the unload of marked
+ * gone.
  */
 static void bpf_events__read_done(struct bpf_events *ev)
 {
-	struct bpf_events_read *rd = ev->reads, *last;
+	struct bpf_events_read *rd = ev->reads;
 	size_t i, j;
-	bool gone;
 
+	if (!ev->nr_reads)
+		return;
 	qsort(rd, ev->nr_reads, sizeof(*rd), bpf_events_read__cmp);
 	for (i = 0; i < ev->nr_reads; i = j) {
 		for (j = i + 1; j < ev->nr_reads; j++) {
 			if (rd[j].link != rd[i].link || rd[j].id != rd[i].id)
 				break;
 		}
-		/* a start sorts first and an end last, one of each at most */
-		last = &rd[j - 1];
+		/* a load sorts first and an unload last, one of each at most */
 		if (rd[i].end)
 			continue;
-		gone = last->end;
 		if (rd[i].link)
-			bpf_events__read_link(ev, rd[i].id, rd[i].prog_id, gone);
-		else if (gone)
+			bpf_events__read_link(ev, rd[i].id, rd[i].prog_id);
+		else if (rd[j - 1].end)
 			bpf_events__read_prog_gone(ev, rd[i].id);
 		else
 			bpf_events__read_prog(ev, rd[i].id);
@@ -1165,8 +1171,8 @@ static void bpf_events__want_held(struct bpf_events *ev)
 /* Until SIGINT, the workload's end or the duration: read, order, print */
 static int bpf_events__loop(struct bpf_events *ev, bool workload)
 {
-	u64 deadline = 0, last = 0, start, first, now;
-	int timeout;
+	u64 deadline = 0, last = 0, flushed = 0, start, first, now;
+	int timeout, read;
 
 	if (ev->duration > 0)
 		deadline = bpf_side_band__now_ns() + (u64)(ev->duration * NSEC_PER_SEC);
@@ -1188,14 +1194,27 @@ static int bpf_events__loop(struct bpf_events *ev, bool workload)
 			start = bpf_side_band__now_ns();
 		}
 		last = start;
-		bpf_events__read(ev);
+		read = bpf_events__read(ev);
 		if (start > BPF_EVENTS_SLACK)
 			ordered_events__flush_time(&ev->oe, start - BPF_EVENTS_SLACK);
-		fflush(ev->out.fp);
 
 		now = bpf_side_band__now_ns();
 		if (deadline && now >= deadline)
 			break;
+		/*
+		 * Records are coming: the next pass when this batch ends, with
+		 * no poll, which would wake at the next record only to sleep
+		 * until then; what was printed goes out a few times a second
+		 */
+		if (read > 0) {
+			if (now - flushed >= BPF_EVENTS_FLUSH) {
+				fflush(ev->out.fp);
+				flushed = now;
+			}
+			continue;
+		}
+		fflush(ev->out.fp);
+		flushed = now;
 		/* sleep until a record comes, or the oldest one queued may go out */
 		first = ordered_events__first_time(&ev->oe);
 		if (first)

@@ -138,7 +138,7 @@ static ssize_t bpf_out__plain_len(const char *s, enum bpf_esc esc, int stop)
 }
 
 /*
- * CSV and JSON lines are built in out->line and written with one fwrite()
+ * Lines are built in out->line and written with one fwrite()
  * by bpf_out__end(): a stdio call a field costs more than the rest of
  * its printing.  Out of memory, what is built is written out, and so is
  * the rest of the line as it comes.
@@ -165,7 +165,9 @@ static void bpf_out__grow(struct bpf_out *out, const char *s, size_t n)
 
 static inline void bpf_out__add(struct bpf_out *out, const char *s, size_t n)
 {
-	if (unlikely(out->len + n > out->size)) {
+	if (unlikely(out->len + n > out->size || !n)) {
+		if (!n)
+			return;
 		bpf_out__grow(out, s, n);
 		return;
 	}
@@ -264,7 +266,7 @@ static void json_quote(struct bpf_out *out, const char *s)
 	bpf_out__add(out, "\"", 1);
 }
 
-/* Quoted when its text holds the separator or a quote; out of memory, always */
+/* Quoted when its text holds the separator or a quote; out of memory, unless plain */
 static void csv_quote(struct bpf_out *out, const char *s)
 {
 	ssize_t plain = bpf_out__plain_len(s, BPF_ESC_CSV, (unsigned char)out->sep[0]);
@@ -317,7 +319,7 @@ void bpf_out__key(struct bpf_out *out, const char *key)
 			bpf_out__add(out, out->sep, out->seplen);
 		return;
 	}
-	/* keys are perf's own: nothing to escape */
+	/* keys are perf's own, event names at most: nothing to escape */
 	if (out->nfields++)
 		bpf_out__add(out, ",", 1);
 	bpf_out__add(out, "\"", 1);
@@ -453,8 +455,10 @@ int bpf_out__setup(struct bpf_out *out, const char *sep, bool json,
 			out->fp = NULL;
 			return -errno;
 		}
-		/* flushed once a pass by the commands that stream */
-		setvbuf(out->fp, NULL, _IOFBF, 64 * 1024);
+		/* flushed a few times a second by the commands that stream */
+		out->fpbuf = malloc(BPF_OUT_FILE_BUF);
+		if (out->fpbuf)
+			setvbuf(out->fp, out->fpbuf, _IOFBF, BPF_OUT_FILE_BUF);
 	}
 	return 0;
 }
@@ -465,6 +469,8 @@ void bpf_out__exit(struct bpf_out *out)
 	if (out->fp && out->fp != stdout)
 		fclose(out->fp);
 	out->fp = NULL;
+	/* after fclose(), which writes what it holds */
+	zfree(&out->fpbuf);
 }
 
 /* The link's fields, shared by perf bpf events and perf bpf list */

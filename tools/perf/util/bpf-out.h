@@ -24,10 +24,13 @@ struct bpf_out {
 	const char		*sep;
 	size_t			seplen;
 	int			nfields;	/* on the current line */
-	char			*line;		/* the CSV or JSON line being built */
+	char			*line;		/* the line being built */
 	size_t			len;
 	size_t			size;
+	char			*fpbuf;		/* -o: the file's stdio buffer */
 };
+
+#define BPF_OUT_FILE_BUF	(64 * 1024)
 
 int bpf_out__setup(struct bpf_out *out, const char *sep, bool json,
 		   const char *output_name, const char *cmd);

@@ -13,7 +13,7 @@
 # and holds them until perf bpf events -p P has shown them:
 #  - perf bpf events -a: at most one look-up of each program and each
 #    link it shows, at the end of the pass that read its load or attach
-#    record, none if the pass read its unload or detach too (not again
+#    record, none of a program whose unload the pass read too (not again
 #    for a program's link, nor when the record is shown, even if the
 #    object was gone by then), and one more of the program of a tracing
 #    link (fentry), whose target is read from the program's info;

@@ -35,7 +35,8 @@
  *	For SECS seconds, load a program, attach it to CGROUP through a
  *	link, close the link and the program, as fast as possible or RATE
  *	times a second; print "churn OPS SECS", each operation being four
- *	PERF_RECORD_BPF_EVENT records.
+ *	PERF_RECORD_BPF_EVENT records.  CGROUP "-": no link, two records
+ *	an operation.
  *
  *   perf test -w bpf_links runs
  *	Load a tracepoint program named pbt_runs, with BTF for the
@@ -228,8 +229,9 @@ static int bpf_links_links(const char *cgroup, const char *func)
 	char line[16];
 	size_t i;
 
-	cgroup_fd = open(cgroup, O_RDONLY | O_DIRECTORY);
-	if (cgroup_fd < 0)
+	/* "-": programs only */
+	cgroup_fd = strcmp(cgroup, "-") ? open(cgroup, O_RDONLY | O_DIRECTORY) : -2;
+	if (cgroup_fd == -1)
 		return bpf_links_fail(cgroup);
 	perf_fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
 	if (perf_fd < 0)
@@ -433,8 +435,9 @@ static int bpf_links_churn(const char *cgroup, double secs, double rate)
 	unsigned long ops = 0;
 	int cgroup_fd, fd, link;
 
-	cgroup_fd = open(cgroup, O_RDONLY | O_DIRECTORY);
-	if (cgroup_fd < 0)
+	/* "-": programs only */
+	cgroup_fd = strcmp(cgroup, "-") ? open(cgroup, O_RDONLY | O_DIRECTORY) : -2;
+	if (cgroup_fd == -1)
 		return bpf_links_fail(cgroup);
 	while (bpf_links_now() < end) {
 		if (rate > 0) {
@@ -452,15 +455,18 @@ static int bpf_links_churn(const char *cgroup, double secs, double rate)
 				    BPF_CGROUP_INET_EGRESS, 0, 1, -1);
 		if (fd < 0)
 			return bpf_links_fail("pbt_churn");
-		link = bpf_link_create(fd, cgroup_fd, BPF_CGROUP_INET_EGRESS, NULL);
-		if (link < 0)
-			return bpf_links_fail("cgroup link");
-		close(link);
+		if (cgroup_fd >= 0) {
+			link = bpf_link_create(fd, cgroup_fd, BPF_CGROUP_INET_EGRESS, NULL);
+			if (link < 0)
+				return bpf_links_fail("cgroup link");
+			close(link);
+		}
 		close(fd);
 		ops++;
 	}
 	printf("churn %lu %.3f\n", ops, (bpf_links_now() - start) / 1e9);
-	close(cgroup_fd);
+	if (cgroup_fd >= 0)
+		close(cgroup_fd);
 	return 0;
 }
 
@@ -716,7 +722,7 @@ static int bpf_links(int argc, const char **argv)
 		return bpf_links_many_links(atoi(argv[1]), argv[2]);
 	fprintf(stderr, "usage: %s links CGROUP [FUNC] | short N | runs | many N [CGROUP]\n",
 		__func__);
-	fprintf(stderr, "       %s churn CGROUP SECS [RATE]\n", __func__);
+	fprintf(stderr, "       %s churn CGROUP|- SECS [RATE]\n", __func__);
 	return 1;
 }
 #else
