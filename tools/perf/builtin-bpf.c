@@ -114,7 +114,7 @@ struct bpf_events {
 	struct hashmap		*links;		/* id -> struct bpf_link_desc * */
 	struct hashmap		*ksyms;		/* task -> struct bpf_ksyms * */
 	/* what the kernel said when load and attach records were read */
-	struct hashmap		*read_progs;	/* id -> struct bpf_prog_desc * */
+	struct hashmap		*read_progs;	/* id -> struct bpf_prog_desc *, NULL: gone */
 	struct hashmap		*read_links;	/* id -> struct bpf_link_desc * */
 	struct bpf_events_read	*reads;		/* the records read this pass */
 	size_t			nr_reads;
@@ -449,6 +449,7 @@ static bool bpf_events__wanted_prog(struct bpf_events *ev, const struct bpf_prog
 struct bpf_ksyms {
 	char			*names;		/* one after another, each with its '\0' */
 	size_t			len;
+	size_t			size;		/* kept for the task's next ones */
 };
 
 static void bpf_ksyms__delete(struct bpf_ksyms *ks)
@@ -484,7 +485,7 @@ static char *bpf_events__take_ksym(struct bpf_events *ev, const struct perf_samp
 	const char *ksym;
 	size_t off;
 
-	if (!hashmap__delete(ev->ksyms, bpf_events__ksym_key(sample), NULL, &ks))
+	if (!hashmap__find(ev->ksyms, bpf_events__ksym_key(sample), &ks) || !ks->len)
 		return NULL;
 	perf_bpf__tag_str(tag, hex);
 	for (off = 0; off < ks->len; off += strlen(ksym) + 1) {
@@ -495,7 +496,8 @@ static char *bpf_events__take_ksym(struct bpf_events *ev, const struct perf_samp
 		name = strdup(*ksym == '_' ? ksym + 1 : ksym);
 		break;
 	}
-	bpf_ksyms__delete(ks);
+	/* the task's buffer stays for its next ones, until it exits */
+	ks->len = 0;
 	return name;
 }
 
@@ -522,11 +524,14 @@ static void bpf_events__ksymbol(struct bpf_events *ev, union perf_event *event,
 	len = strlen(name) + 1;
 	if (ks->len + len > BPF_KSYMS_MAX)
 		return;
-	more = realloc(ks->names, ks->len + len);
-	if (!more)
-		return;
-	memcpy(more + ks->len, name, len);
-	ks->names = more;
+	if (ks->len + len > ks->size) {
+		more = realloc(ks->names, max(2 * ks->size, ks->len + len));
+		if (!more)
+			return;
+		ks->names = more;
+		ks->size = max(2 * ks->size, ks->len + len);
+	}
+	memcpy(ks->names + ks->len, name, len);
 	ks->len += len;
 }
 
@@ -544,10 +549,9 @@ static bool bpf_events__take_read_prog(struct bpf_events *ev, struct bpf_prog_de
 	if (!hashmap__delete(ev->read_progs, prog->id, NULL, &seen))
 		return false;
 	if (gone)
-		*gone = seen->gone;
-	if (seen->gone) {
+		*gone = !seen;
+	if (!seen) {
 		prog->gone = true;
-		bpf_prog_desc__delete(seen);
 		return true;
 	}
 	/* a name bpf_prog_info cut: the whole one, if a KSYMBOL record told it */
@@ -820,6 +824,7 @@ static void bpf_events__lost(struct bpf_events *ev, union perf_event *event,
 static void bpf_events__task(struct bpf_events *ev, union perf_event *event,
 			     struct perf_sample *sample)
 {
+	struct bpf_ksyms *ks;
 	struct thread *parent;
 
 	if (event->header.type == PERF_RECORD_FORK) {
@@ -841,6 +846,9 @@ static void bpf_events__task(struct bpf_events *ev, union perf_event *event,
 		if (node)
 			intlist__remove(ev->follow, node);
 	}
+	/* the ksymbols the task kept room for */
+	if (event->fork.tid && hashmap__delete(ev->ksyms, event->fork.tid, NULL, &ks))
+		bpf_ksyms__delete(ks);
 	machine__process_exit_event(&ev->machine, event, sample);
 }
 
@@ -892,25 +900,22 @@ static void bpf_events__read_prog(struct bpf_events *ev, u32 id)
 		return;
 	prog->id = id;
 	err = bpf_events__learn_prog(prog, NULL);
-	prog->gone = err == -ENOENT;
-	if ((err && !prog->gone) || hashmap__add(ev->read_progs, prog->id, prog))
+	if (err) {
+		bpf_prog_desc__delete(prog);
+		if (err != -ENOENT)
+			return;
+		/* gone */
+		prog = NULL;
+	}
+	if (hashmap__add(ev->read_progs, id, prog))
 		bpf_prog_desc__delete(prog);
 }
 
 /* Program @id was unloaded in the pass that read its load: no need to ask */
 static void bpf_events__read_prog_gone(struct bpf_events *ev, u32 id)
 {
-	struct bpf_prog_desc *prog;
-
-	if (hashmap__find(ev->read_progs, id, NULL))
-		return;
-	prog = zalloc(sizeof(*prog));
-	if (!prog)
-		return;
-	prog->id = id;
-	prog->gone = true;
-	if (hashmap__add(ev->read_progs, prog->id, prog))
-		free(prog);
+	if (!hashmap__find(ev->read_progs, id, NULL))
+		hashmap__add(ev->read_progs, id, NULL);
 }
 
 /* Look link @id of program @prog_id up now */
