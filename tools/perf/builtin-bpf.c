@@ -110,6 +110,7 @@ struct bpf_events {
 	struct evlist		*evlist;
 	struct ordered_events	oe;
 	struct machine		machine;
+	struct thread		*last_thread;	/* of the last record shown */
 	struct hashmap		*progs;		/* id -> struct bpf_prog_desc * */
 	struct hashmap		*links;		/* id -> struct bpf_link_desc * */
 	struct hashmap		*ksyms;		/* task -> struct bpf_ksyms * */
@@ -250,17 +251,22 @@ static void bpf_events__snapshot(struct bpf_events *ev)
 static const char *bpf_events__comm(struct bpf_events *ev, struct perf_sample *sample,
 				    char *buf, size_t size)
 {
-	struct thread *thread;
+	struct thread *thread = ev->last_thread;
 
 	if (sample->pid == 0 && sample->tid == 0)
 		return "swapper";
-	thread = machine__findnew_thread(&ev->machine, sample->pid, sample->tid);
-	if (!thread)
-		return "";
-	if (!thread__comm_set(thread))
-		thread__set_comm_from_proc(thread);
+	/* records come in runs from one task: look it up once a run */
+	if (!thread || thread__pid(thread) != (pid_t)sample->pid ||
+	    thread__tid(thread) != (pid_t)sample->tid) {
+		thread__zput(ev->last_thread);
+		thread = machine__findnew_thread(&ev->machine, sample->pid, sample->tid);
+		if (!thread)
+			return "";
+		if (!thread__comm_set(thread))
+			thread__set_comm_from_proc(thread);
+		ev->last_thread = thread;
+	}
 	strlcpy(buf, thread__comm_str(thread), size);
-	thread__put(thread);
 	return buf;
 }
 
@@ -827,6 +833,9 @@ static void bpf_events__task(struct bpf_events *ev, union perf_event *event,
 	struct bpf_ksyms *ks;
 	struct thread *parent;
 
+	/* a new task or one gone: not the one looked up last, whatever its tid */
+	thread__zput(ev->last_thread);
+
 	if (event->header.type == PERF_RECORD_FORK) {
 		if (ev->follow && event->fork.pid != event->fork.ppid &&
 		    intlist__has_entry(ev->follow, event->fork.ppid))
@@ -1297,6 +1306,7 @@ static void bpf_events__exit(struct bpf_events *ev)
 
 	evlist__delete(ev->evlist);
 	ordered_events__free(&ev->oe);
+	thread__zput(ev->last_thread);
 	machine__exit(&ev->machine);
 	if (ev->progs) {
 		hashmap__for_each_entry(ev->progs, cur, bkt)
