@@ -6,6 +6,8 @@
 #     perf test -w bpf_links churn CGROUP $BENCH_SECS RATE
 # wait until perf bpf events has shown the workload's records (or stops
 # showing more), stop it with SIGINT and take its summary and CPU time.
+# A rate progs:RATE runs "churn - $BENCH_SECS RATE" instead: programs
+# only, two records a cycle.
 # With $BENCH_BEFORE, the path of another perf (make perf-rev's), each
 # rate runs its perf bpf events and ours (perf on PATH, which runs the
 # workload for both), one after the other, the first one alternating:

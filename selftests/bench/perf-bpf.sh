@@ -7,7 +7,8 @@
 # through a link, and closes both, for BENCH_SECS seconds, while perf
 # bpf events -a runs with its default ring size; each cycle is four
 # records (prog_load, link_attach, link_detach, prog_unload) and two
-# KSYMBOL records.  Prints the records a second, those lost, and the CPU
+# KSYMBOL records; a rate progs:RATE has no link, two records a cycle.
+# Prints the records a second, those lost, and the CPU
 # time perf bpf events took per 1000 records.  When make perf-rev has
 # built the perf of PERF_BEFORE_REV, each rate runs that perf's perf bpf
 # events too, next to ours (which goes first alternates), and a last

@@ -163,7 +163,7 @@ static void bpf_events__forget_prog(struct bpf_events *ev, u32 id)
 
 	hashmap__delete(ev->progs, id, NULL, &prog);
 	bpf_prog_desc__delete(prog);
-	/* and what a link record read of it, if it was not delivered */
+	/* and what was learned (NULL: gone) as a record of it was read, if not delivered */
 	prog = NULL;
 	hashmap__delete(ev->read_progs, id, NULL, &prog);
 	bpf_prog_desc__delete(prog);
@@ -513,7 +513,7 @@ static void bpf_events__ksymbol(struct bpf_events *ev, union perf_event *event,
 	const char *name = event->ksymbol.name;
 	long key = bpf_events__ksym_key(sample);
 	struct bpf_ksyms *ks;
-	size_t len;
+	size_t len, size;
 	char *more;
 
 	/* bpf_prog_<tag>[_<name>]: programs, not trampolines */
@@ -531,11 +531,12 @@ static void bpf_events__ksymbol(struct bpf_events *ev, union perf_event *event,
 	if (ks->len + len > BPF_KSYMS_MAX)
 		return;
 	if (ks->len + len > ks->size) {
-		more = realloc(ks->names, max(2 * ks->size, ks->len + len));
+		size = max(2 * ks->size, ks->len + len);
+		more = realloc(ks->names, size);
 		if (!more)
 			return;
 		ks->names = more;
-		ks->size = max(2 * ks->size, ks->len + len);
+		ks->size = size;
 	}
 	memcpy(ks->names + ks->len, name, len);
 	ks->len += len;
@@ -1186,7 +1187,7 @@ static void bpf_events__want_held(struct bpf_events *ev)
 static int bpf_events__loop(struct bpf_events *ev, bool workload)
 {
 	u64 deadline = 0, last = 0, flushed = 0, start, first, now;
-	int timeout, read;
+	int timeout, nr_read;
 
 	if (ev->duration > 0)
 		deadline = bpf_side_band__now_ns() + (u64)(ev->duration * NSEC_PER_SEC);
@@ -1208,7 +1209,7 @@ static int bpf_events__loop(struct bpf_events *ev, bool workload)
 			start = bpf_side_band__now_ns();
 		}
 		last = start;
-		read = bpf_events__read(ev);
+		nr_read = bpf_events__read(ev);
 		if (start > BPF_EVENTS_SLACK)
 			ordered_events__flush_time(&ev->oe, start - BPF_EVENTS_SLACK);
 
@@ -1220,7 +1221,7 @@ static int bpf_events__loop(struct bpf_events *ev, bool workload)
 		 * no poll, which would wake at the next record only to sleep
 		 * until then; what was printed goes out a few times a second
 		 */
-		if (read > 0) {
+		if (nr_read > 0) {
 			if (now - flushed >= BPF_EVENTS_FLUSH) {
 				fflush(ev->out.fp);
 				flushed = now;

@@ -165,9 +165,10 @@ static void bpf_out__grow(struct bpf_out *out, const char *s, size_t n)
 
 static inline void bpf_out__add(struct bpf_out *out, const char *s, size_t n)
 {
-	if (unlikely(out->len + n > out->size || !n)) {
-		if (!n)
-			return;
+	/* nothing: not even a memcpy() to a line not allocated yet */
+	if (!n)
+		return;
+	if (unlikely(out->len + n > out->size)) {
 		bpf_out__grow(out, s, n);
 		return;
 	}
@@ -326,6 +327,9 @@ void bpf_out__key(struct bpf_out *out, const char *key)
 	bpf_out__raw(out, key);
 	bpf_out__add(out, "\":", 2);
 }
+
+/* the stdio buffer of an output file */
+#define BPF_OUT_FILE_BUF	(64 * 1024)
 
 /* @val in decimal, at the end of @buf (of at least BPF_OUT_DEC_SIZE); its start */
 #define BPF_OUT_DEC_SIZE	20

@@ -229,9 +229,8 @@ static int bpf_links_links(const char *cgroup, const char *func)
 	char line[16];
 	size_t i;
 
-	/* "-": programs only */
-	cgroup_fd = strcmp(cgroup, "-") ? open(cgroup, O_RDONLY | O_DIRECTORY) : -2;
-	if (cgroup_fd == -1)
+	cgroup_fd = open(cgroup, O_RDONLY | O_DIRECTORY);
+	if (cgroup_fd < 0)
 		return bpf_links_fail(cgroup);
 	perf_fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
 	if (perf_fd < 0)
