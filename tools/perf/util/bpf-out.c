@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <bpf/libbpf.h>
 #include <linux/time64.h>
+#include <linux/bits.h>
 #include <linux/compiler.h>
 #include <linux/kernel.h>
 #include <linux/zalloc.h>
@@ -111,13 +112,13 @@ static int bpf_out__escape_one(const char *s, enum bpf_esc esc, char *buf, int *
  * The bytes each way of escaping changes, and the end of the string, by
  * byte: BPF_PLAIN_END for '\0', then one bit for each enum bpf_esc.
  */
-#define BPF_PLAIN_END	(1 << 3)
-#define BPF_PLAIN_ALL	((1 << BPF_ESC_TEXT) | (1 << BPF_ESC_CSV) | (1 << BPF_ESC_JSON))
+#define BPF_PLAIN_END	BIT(3)
+#define BPF_PLAIN_ALL	(BIT(BPF_ESC_TEXT) | BIT(BPF_ESC_CSV) | BIT(BPF_ESC_JSON))
 static const unsigned char bpf_plain_stop[256] = {
 	[0]		= BPF_PLAIN_END,
 	[0x01 ... 0x1f]	= BPF_PLAIN_ALL,
-	['"']		= (1 << BPF_ESC_CSV) | (1 << BPF_ESC_JSON),
-	['\\']		= 1 << BPF_ESC_JSON,
+	['"']		= BIT(BPF_ESC_CSV) | BIT(BPF_ESC_JSON),
+	['\\']		= BIT(BPF_ESC_JSON),
 	[0x7f ... 0xff]	= BPF_PLAIN_ALL,
 };
 
@@ -129,7 +130,7 @@ static const unsigned char bpf_plain_stop[256] = {
 static ssize_t bpf_out__plain_len(const char *s, enum bpf_esc esc, int stop)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	unsigned char mask = BPF_PLAIN_END | (1 << esc);
+	unsigned char mask = BPF_PLAIN_END | BIT(esc);
 	size_t i = 0;
 
 	while (!(bpf_plain_stop[u[i]] & mask) && u[i] != stop)

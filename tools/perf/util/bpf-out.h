@@ -30,7 +30,6 @@ struct bpf_out {
 	char			*fpbuf;		/* -o: the file's stdio buffer */
 };
 
-
 int bpf_out__setup(struct bpf_out *out, const char *sep, bool json,
 		   const char *output_name, const char *cmd);
 void bpf_out__exit(struct bpf_out *out);
