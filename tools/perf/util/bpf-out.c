@@ -221,20 +221,14 @@ static void bpf_out__put(struct bpf_out *out, const char *s, enum bpf_esc esc)
 	}
 }
 
+/* Escaped as bpf_out__put() does it, through a line of its own */
 void bpf_out__text(FILE *fp, const char *s)
 {
-	ssize_t plain = bpf_out__plain_len(s, BPF_ESC_TEXT, 0);
-	char buf[16];
-	int len, n;
+	struct bpf_out out = { .fp = fp, };
 
-	if (plain >= 0) {
-		fwrite(s, 1, plain, fp);
-		return;
-	}
-	for (; *s; s += len) {
-		n = bpf_out__escape_one(s, BPF_ESC_TEXT, buf, &len);
-		fwrite(buf, 1, n, fp);
-	}
+	bpf_out__put(&out, s, BPF_ESC_TEXT);
+	fwrite(out.line, 1, out.len, fp);
+	free(out.line);
 }
 
 char *bpf_out__escape(char *buf, size_t size, const char *s)

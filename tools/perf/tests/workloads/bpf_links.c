@@ -432,12 +432,14 @@ static int bpf_links_churn(const char *cgroup, double secs, double rate)
 {
 	u64 start = bpf_links_now(), end = start + secs * 1e9, next = start;
 	unsigned long ops = 0;
-	int cgroup_fd, fd, link;
+	bool links = strcmp(cgroup, "-");	/* "-": programs only */
+	int cgroup_fd = -1, fd, link;
 
-	/* "-": programs only */
-	cgroup_fd = strcmp(cgroup, "-") ? open(cgroup, O_RDONLY | O_DIRECTORY) : -2;
-	if (cgroup_fd == -1)
-		return bpf_links_fail(cgroup);
+	if (links) {
+		cgroup_fd = open(cgroup, O_RDONLY | O_DIRECTORY);
+		if (cgroup_fd < 0)
+			return bpf_links_fail(cgroup);
+	}
 	while (bpf_links_now() < end) {
 		if (rate > 0) {
 			struct timespec ts;
@@ -454,7 +456,7 @@ static int bpf_links_churn(const char *cgroup, double secs, double rate)
 				    BPF_CGROUP_INET_EGRESS, 0, 1, -1);
 		if (fd < 0)
 			return bpf_links_fail("pbt_churn");
-		if (cgroup_fd >= 0) {
+		if (links) {
 			link = bpf_link_create(fd, cgroup_fd, BPF_CGROUP_INET_EGRESS, NULL);
 			if (link < 0)
 				return bpf_links_fail("cgroup link");
@@ -464,7 +466,7 @@ static int bpf_links_churn(const char *cgroup, double secs, double rate)
 		ops++;
 	}
 	printf("churn %lu %.3f\n", ops, (bpf_links_now() - start) / 1e9);
-	if (cgroup_fd >= 0)
+	if (links)
 		close(cgroup_fd);
 	return 0;
 }
