@@ -71,6 +71,17 @@ rev_perf() {
 		echo "$root/perf/perf"
 }
 
+# clone_applied DIR: make DIR a build directory for mk/apply.sh with
+# APPLY_COMMITS_ONLY=1 (mk/overlay-check.sh, mk/perf-rev.sh): the base's
+# id, and in DIR/src a clone of the applied tree without a work tree,
+# sharing its objects.
+clone_applied() {
+	mkdir -p "$1"
+	cp "$BUILD_DIR/base.id" "$1/"
+	git clone -q --shared --no-checkout "$SRC" "$1/src"
+	git -C "$1/src" config bpfperf.baseid "$(git_src config --get bpfperf.baseid)"
+}
+
 # use_ccache: compile through the cache every build here shares; paths
 # are taken relative to $BUILD_DIR, so both trees hit the same entries.
 use_ccache() {

@@ -26,9 +26,7 @@ trap 'exit 1' INT TERM
 top=$tmp/top bd=$tmp/build
 mkdir -p "$top" "$bd"
 tar -C "$TOP" --exclude=.git -cf - . | tar -C "$top" -xf -
-cp "$BUILD_DIR/base.id" "$bd/"
-git clone -q --shared --no-checkout "$SRC" "$bd/src"
-git -C "$bd/src" config bpfperf.baseid "$(git_src config --get bpfperf.baseid)"
+clone_applied "$bd"
 g() { git -C "$bd/src" "$@"; }
 
 # apply_copy: the last commit mk/apply.sh makes of the copy.

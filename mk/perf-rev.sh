@@ -39,9 +39,7 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' INT TERM
 mkdir -p "$tmp/top" "$tmp/build"
 git -C "$TOP" archive "$sha" | tar -C "$tmp/top" -xf -
-cp "$BUILD_DIR/base.id" "$tmp/build/"
-git clone -q --shared --no-checkout "$SRC" "$tmp/build/src"
-git -C "$tmp/build/src" config bpfperf.baseid "$base_id"
+clone_applied "$tmp/build"
 quiet_run "$tmp/apply.log" env TOP="$tmp/top" BUILD_DIR="$tmp/build" APPLY_COMMITS_ONLY=1 \
 	"$tmp/top/mk/apply.sh"
 head=$(tail -n 1 "$tmp/apply.log")
