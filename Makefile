@@ -26,6 +26,7 @@ help:
 	@echo 'make run        build everything and show it working in the VM'
 	@echo 'make check      build everything and run the tests in the VM'
 	@echo 'make check-debug  the same tests on a KASAN/lockdep/kmemleak kernel, stress 60 s'
+	@echo '                 (PART=core|bperf: one part, in a VM of its own)'
 	@echo 'make check-bpf  the BPF selftests (test_progs) on the base kernel and ours'
 	@echo 'make vm CMD=..  run one command as root in the VM (no CMD: a shell)'
 	@echo 'make perf-test-compare  upstream perf tests: perf-base vs our perf, no regression'
@@ -90,7 +91,7 @@ run: $(VM_DEPS)
 # VM (CHECK_T0 is when this make began: older times are another run's).
 check: export CHECK_T0 := $(shell date +%s)
 check: $(VM_DEPS)
-	@rc=0; $(TOP)/selftests/runners/check.sh || rc=$$?; \
+	@rc=0; CHECK_PART=$(PART) $(TOP)/selftests/runners/check.sh || rc=$$?; \
 	res=$$(readlink -f "$(BUILD_DIR)/results/latest"); \
 	if [ $$rc != 0 ]; then :; \
 	elif [ "$(SERIES_CHECK)" = 0 ]; then echo 'series-check skipped (SERIES_CHECK=0)'; \
@@ -101,8 +102,9 @@ check: $(VM_DEPS)
 
 # The check suite on the debug kernel (selftests/vm/configs/debug.config), the stress
 # tests run for STRESS_SECS (60) seconds, kmemleak scanned at the end.
+# PART=core|bperf: one part of it (see selftests/README.md).
 check-debug: $(VM_DEPS) $(if $(NOBUILD),,kernel-debug)
-	@CHECK_KERNEL=debug $(TOP)/selftests/runners/check.sh
+	@CHECK_KERNEL=debug CHECK_PART=$(PART) $(TOP)/selftests/runners/check.sh
 
 # The BPF selftests' test_progs, link and attach tests, on the base kernel
 # and on ours (one configuration for both): no regression.

@@ -11,6 +11,12 @@
 # (selftests/vm/configs/debug.config), runs the stress tests for
 # STRESS_SECS (60) seconds instead of their default, and fails on a
 # kmemleak report too.
+#
+# CHECK_PART=core|bperf ('make check PART=...') runs one part of the
+# suite in a VM of its own (guest-check.sh says what each holds), and
+# judges only what that part ran; at its end it says which parts have
+# passed at this revision of the project, so that a suite too long for
+# one sitting (check-debug) can be passed part by part.
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR/../.. source=mk/common.sh
 . "$TOP/mk/common.sh"
@@ -30,7 +36,18 @@ debug)
 	guest_env="BPF_EVENT_STRESS_SECS=$secs BPERF_CHURN_SECS=$secs KSFT_TIMEOUT=1800" ;;
 *)	die "CHECK_KERNEL is applied or debug" ;;
 esac
-res=$BUILD_DIR/results/$name-$(date +%Y%m%d-%H%M%S)
+parts='core bperf'
+part=${CHECK_PART:-all}
+case " all $parts " in
+*" $part "*) ;;
+*)	die "PART=$part: want one of: all $parts" ;;
+esac
+in_part() { [ "$part" = all ] || [ "$part" = "$1" ]; }
+# what is tested: the project's commit, "-dirty" with uncommitted changes
+rev=$(git -C "$TOP" describe --always --dirty 2>/dev/null) || rev=unknown
+tag=$name
+[ "$part" = all ] || tag=$name-$part
+res=$BUILD_DIR/results/$tag-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$res"
 ln -sfn "$res" "$BUILD_DIR/results/latest"
 tap=$res/check.tap
@@ -43,7 +60,7 @@ vm_t0=$(date +%s)
 VM_CPUS=${VM_CPUS:-3} \
 	"$TOP/selftests/vm/run-vm.sh" --kernel "$kernel" --timeout "$timeout" \
 	--job "$res/job" --log "$res/console.log" -- \
-	"$guest_env${guest_env:+ }$TOP/selftests/runners/guest-check.sh"
+	"CHECK_PART=$part $guest_env${guest_env:+ }$TOP/selftests/runners/guest-check.sh"
 vm_rc=$?
 printf 'VM\t%s\n' $(($(date +%s) - vm_t0)) >>"$res/times"
 phase_done
@@ -52,7 +69,9 @@ tap_begin "$tap"
 tap_vm $vm_rc "VM booted and ran the tests"
 
 # Kselftests: the top-level results of run_kselftest.sh.
-if [ -s "$res/job/kselftest.tap" ]; then
+if ! in_part core; then
+	:
+elif [ -s "$res/job/kselftest.tap" ]; then
 	while IFS= read -r line; do
 		case $line in
 		"ok "*"# SKIP"*)
@@ -90,7 +109,9 @@ fi
 
 # Harness tests (vm-tests/, beside this script): exit 0 pass, 2 skip,
 # else fail; the last line they print is the reason.
-if [ -f "$res/job/vm-tests.results" ]; then
+if ! in_part core; then
+	:
+elif [ -f "$res/job/vm-tests.results" ]; then
 	while IFS=$'\t' read -r rc name last; do
 		case $rc in
 		0) result ok "vm-test $name" ;;
@@ -142,3 +163,26 @@ else
 fi
 
 tap_end
+rc=$?
+printf '%s\t%s\t%s\n' "$rev" "$part" "$([ $rc = 0 ] && echo passed || echo failed)" \
+	>"$res/verdict"
+[ "$part" = all ] && exit $rc
+
+# Each part's newest run at this revision.
+if [ "${rev%-dirty}" != "$rev" ]; then
+	echo "==> $name: uncommitted changes, so this part is not counted with others"
+	exit $rc
+fi
+echo "==> $name at $rev, part by part"
+missing=0
+for p in $parts; do
+	v=
+	for d in $(ls -d "$BUILD_DIR/results/$name-$p-"* 2>/dev/null | sort -r); do
+		IFS=$'\t' read -r r _ v <"$d/verdict" 2>/dev/null && [ "$r" = "$rev" ] && break
+		v=
+	done
+	printf '    %-6s %s\n' "$p" "${v:+$v (${d##*/})}${v:-not run}"
+	[ "$v" = passed ] || missing=1
+done
+[ $missing = 1 ] || echo "    every part passed: $name passes at $rev"
+exit $rc

@@ -6,6 +6,12 @@
 # leak scan at the end.  Raw output goes to the console and to $JOB;
 # check.sh judges it.  $JOB/times gets each part's seconds, and
 # $JOB/perf-test-times each perf test's.
+# CHECK_PART (check.sh): 'core' runs the kselftests, the perf tests of
+# that part and the harness tests, 'bperf' the perf tests of its part
+# only; unset or 'all', everything (perf-tests.txt names each perf
+# test's part).
+part=${CHECK_PART:-all}
+in_part() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 
 # part NAME: the part before ends, NAME begins (none: the last one ends)
 part_name='' part_t0=0
@@ -42,30 +48,32 @@ if [ -w "$kmemleak" ]; then
 		echo "kmemleak: cannot scan at the start" >"$JOB/kmemleak-error"
 fi
 
-part kselftests
-echo "==> kselftests"
-kst=$BUILD_DIR/kselftest
-: >"$JOB/kselftest-skipped"
-if [ -x "$kst/run_kselftest.sh" ]; then
-	declare -A cond reason
-	while read -r t c r; do
-		cond[$t]=$c reason[$t]=$r
-	done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/selftests/runners/kselftest-skip.txt")
-	args=()
-	for t in $("$kst/run_kselftest.sh" -l); do
-		c=${cond[$t]:-}
-		if [ "$c" = always ] || { [ "$c" = no-pmu ] && [ $pmu = 0 ]; }; then
-			printf '%s\t%s\n' "$t" "${reason[$t]}" >>"$JOB/kselftest-skipped"
-			echo "skipping $t: ${reason[$t]}"
-		else
-			args+=(-t "$t")
-		fi
-	done
-	# KSFT_TIMEOUT: seconds per test, instead of the collection's own
-	"$kst/run_kselftest.sh" ${KSFT_TIMEOUT:+-o "$KSFT_TIMEOUT"} "${args[@]}" 2>&1 |
-		tee "$JOB/kselftest.tap"
-else
-	echo "no kselftests installed in $kst"
+if in_part core; then
+	part kselftests
+	echo "==> kselftests"
+	kst=$BUILD_DIR/kselftest
+	: >"$JOB/kselftest-skipped"
+	if [ -x "$kst/run_kselftest.sh" ]; then
+		declare -A cond reason
+		while read -r t c r; do
+			cond[$t]=$c reason[$t]=$r
+		done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/selftests/runners/kselftest-skip.txt")
+		args=()
+		for t in $("$kst/run_kselftest.sh" -l); do
+			c=${cond[$t]:-}
+			if [ "$c" = always ] || { [ "$c" = no-pmu ] && [ $pmu = 0 ]; }; then
+				printf '%s\t%s\n' "$t" "${reason[$t]}" >>"$JOB/kselftest-skipped"
+				echo "skipping $t: ${reason[$t]}"
+			else
+				args+=(-t "$t")
+			fi
+		done
+		# KSFT_TIMEOUT: seconds per test, instead of the collection's own
+		"$kst/run_kselftest.sh" ${KSFT_TIMEOUT:+-o "$KSFT_TIMEOUT"} "${args[@]}" 2>&1 |
+			tee "$JOB/kselftest.tap"
+	else
+		echo "no kselftests installed in $kst"
+	fi
 fi
 
 part "perf tests"
@@ -78,21 +86,24 @@ cd /tmp/perf-test || exit 1
 : >"$JOB/perf-test.log"
 : >"$JOB/perf-test-times"
 sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/selftests/runners/perf-tests.txt" |
-while IFS= read -r t; do
+while read -r p t; do
+	in_part "$p" || continue
 	t0=$(date +%s)
 	perf test -vv "$t" </dev/null 2>&1 | tee -a "$JOB/perf-test.log"
 	printf '%s\t%s\n' $(($(date +%s) - t0)) "$t" >>"$JOB/perf-test-times"
 done
-part "harness tests"
-echo "==> harness tests"
-: >"$JOB/vm-tests.results"
-for t in "$TOP"/selftests/runners/vm-tests/*.sh; do
-	echo "--- $(basename "$t")"
-	"$t" 2>&1 | tee /tmp/vm-test.out
-	rc=${PIPESTATUS[0]}
-	printf '%s\t%s\t%s\n' "$rc" "$(basename "$t" .sh)" "$(tail -n 1 /tmp/vm-test.out)" \
-		>>"$JOB/vm-tests.results"
-done
+if in_part core; then
+	part "harness tests"
+	echo "==> harness tests"
+	: >"$JOB/vm-tests.results"
+	for t in "$TOP"/selftests/runners/vm-tests/*.sh; do
+		echo "--- $(basename "$t")"
+		"$t" 2>&1 | tee /tmp/vm-test.out
+		rc=${PIPESTATUS[0]}
+		printf '%s\t%s\t%s\n' "$rc" "$(basename "$t" .sh)" "$(tail -n 1 /tmp/vm-test.out)" \
+			>>"$JOB/vm-tests.results"
+	done
+fi
 if [ -w "$kmemleak" ]; then
 	part "kmemleak scan"
 	echo "==> kmemleak scan"
