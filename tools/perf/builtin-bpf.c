@@ -1502,13 +1502,14 @@ struct bpf_list_prog {
 	struct bpf_prog_desc	desc;
 	u64			run_time_ns;
 	u64			run_cnt;
+	u64			recursion_misses;
 	u32			nr_maps;
 	u64			memlock;
 };
 
 static const char * const bpf_list_columns[] = {
 	"prog_id", "prog_name", "prog_type", "prog_tag", "run_time_ns", "run_cnt",
-	"nr_maps", "map_memlock", "pids", "link_id", "link_type", "attach_type", "target",
+	"recursion_misses", "verified_insns", "nr_maps", "map_memlock", "pids", "link_id", "link_type", "attach_type", "target",
 	"link_pids", NULL,
 };
 
@@ -1548,6 +1549,7 @@ static int bpf_list_prog__fill(struct bpf_list_prog *prog, int fd, struct hashma
 		return -errno;
 	prog->run_time_ns = info.run_time_ns;
 	prog->run_cnt = info.run_cnt;
+	prog->recursion_misses = info.recursion_misses;
 	prog->nr_maps = info.nr_map_ids;
 	for (i = 0; i < min_t(u32, info.nr_map_ids, ARRAY_SIZE(map_ids)); i++)
 		prog->memlock += bpf_list__map_memlock(memlocks, map_ids[i]);
@@ -1567,6 +1569,9 @@ static void bpf_list__print_prog(struct bpf_out *out, const struct bpf_list_prog
 		bpf_out__none(out, "run_time_ns");
 		bpf_out__none(out, "run_cnt");
 	}
+	/* counted whether stats are on or not */
+	bpf_out__u64(out, "recursion_misses", prog->recursion_misses);
+	bpf_out__u64(out, "verified_insns", prog->desc.verified_insns);
 	bpf_out__u64(out, "nr_maps", prog->nr_maps);
 	bpf_out__u64(out, "map_memlock", prog->memlock);
 	bpf_out__owners(out, owners);
@@ -1720,7 +1725,10 @@ static int cmd_bpf_list(int argc, const char **argv)
 			if (stats)
 				fprintf(out.fp, " run %" PRIu64 " times %" PRIu64 " ns",
 					prog.run_cnt, prog.run_time_ns);
-			fprintf(out.fp, " maps %u %" PRIu64 " bytes\n", prog.nr_maps, prog.memlock);
+			if (prog.recursion_misses)
+				fprintf(out.fp, " missed %" PRIu64 " runs", prog.recursion_misses);
+			fprintf(out.fp, " insns %u maps %u %" PRIu64 " bytes\n",
+				prog.desc.verified_insns, prog.nr_maps, prog.memlock);
 			if (prog_owners) {
 				fprintf(out.fp, "    pids ");
 				bpf_out__owners(&out, prog_owners);
@@ -1860,6 +1868,9 @@ static void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v
 		bpf_out__printf(out, "%.3f", one / top->nr_cpus);
 		bpf_out__u64(out, "run_cnt_total", prog->cnt - prog->base_cnt);
 		bpf_out__u64(out, "run_time_ns_total", prog->time - prog->base_time);
+		bpf_out__u64(out, "recursion_misses", prog->gone ? 0 : prog->win_misses);
+		bpf_out__u64(out, "recursion_misses_total", prog->misses - prog->base_misses);
+		bpf_out__u64(out, "verified_insns", prog->desc.verified_insns);
 		bpf_out__key(out, "gone");
 		bpf_out__raw(out, prog->gone ? "true" : "false");
 		bpf_out__str(out, "attach", prog->attach.buf);

@@ -167,6 +167,7 @@ int bpf_prog_desc__fill(struct bpf_prog_desc *prog, int fd, const char *ksym_nam
 	prog->id = info.id;
 	prog->type = info.type;
 	prog->type_known = true;
+	prog->verified_insns = info.verified_insns;
 	memcpy(prog->tag, info.tag, BPF_TAG_SIZE);
 	return 0;
 }

@@ -20,6 +20,7 @@ struct bpf_prog_desc {
 	bool			type_known;
 	u8			tag[BPF_TAG_SIZE];
 	char			*name;
+	u32			verified_insns;	/* what the verifier went through, 0: not said */
 	bool			wanted;		/* a record of it passed -p or a command's */
 	bool			gone;		/* found gone: not to be asked for again */
 };

@@ -546,14 +546,18 @@ static void bpf_top__read_stats(struct bpf_top *top)
 			if (!prog->seen_load) {
 				prog->base_time = info.run_time_ns;
 				prog->base_cnt = info.run_cnt;
+				prog->base_misses = info.recursion_misses;
 			}
 			prog->time = prog->base_time;
 			prog->cnt = prog->base_cnt;
+			prog->misses = prog->base_misses;
 		}
 		prog->win_time = info.run_time_ns - prog->time;
 		prog->win_cnt = info.run_cnt - prog->cnt;
+		prog->win_misses = info.recursion_misses - prog->misses;
 		prog->time = info.run_time_ns;
 		prog->cnt = info.run_cnt;
+		prog->misses = info.recursion_misses;
 		if (prog->counts)
 			bpf_top__read_counts(top, prog);
 	}
@@ -648,7 +652,7 @@ struct bpf_top_prog **bpf_top__sorted(struct bpf_top *top, int *nr)
 const char * const bpf_top_columns[BPF_TOP_NR_COLUMNS + 1] = {
 	"time", "prog_id", "prog_name", "prog_type", "run_cnt", "run_time_ns", "avg_ns",
 	"runs_per_sec", "cpu_pct", "cpu_pct_all", "run_cnt_total", "run_time_ns_total",
-	"gone", "attach", NULL,
+	"recursion_misses", "recursion_misses_total", "verified_insns", "gone", "attach", NULL,
 };
 
 /* The first line of the text screen and of the TUI: what was shown, what it cost */
@@ -691,8 +695,9 @@ void bpf_top__heads(struct bpf_top *top, char *line, size_t size)
 {
 	int n;
 
-	n = scnprintf(line, size, "%8s %-16s %-14s %10s %9s %7s %7s %12s %12s",
-		      "ID", "NAME", "TYPE", "RUNS/s", "AVG ns", "%CPU", "%ALL", "RUNS", "TIME ms");
+	n = scnprintf(line, size, "%8s %-16s %-14s %10s %9s %7s %7s %12s %12s %8s",
+		      "ID", "NAME", "TYPE", "RUNS/s", "AVG ns", "%CPU", "%ALL", "RUNS", "TIME ms",
+		      "MISSED");
 	n += bpf_top__count_heads(top, line + n, size - n);
 	scnprintf(line + n, size - n, "  %s", "ATTACH");
 }
@@ -724,13 +729,14 @@ void bpf_top__row(struct bpf_top *top, struct bpf_top_prog *prog, u64 window,
 			prog->desc.name && *prog->desc.name ? prog->desc.name : "-");
 	n = scnprintf(line, size,
 		      "%8u %-16.16s %-14.14s %10.1f %9" PRIu64 " %7.2f %7.2f %12" PRIu64
-		      " %12.3f",
+		      " %12.3f %8" PRIu64,
 		      prog->desc.id, name,
 		      perf_bpf__prog_type_name(prog->desc.type, type, sizeof(type)),
 		      window ? (double)prog->win_cnt * NSEC_PER_SEC / window : 0,
 		      bpf_top_prog__avg(prog), one, one / top->nr_cpus,
 		      prog->cnt - prog->base_cnt,
-		      (double)(prog->time - prog->base_time) / NSEC_PER_MSEC);
+		      (double)(prog->time - prog->base_time) / NSEC_PER_MSEC,
+		      prog->misses - prog->base_misses);
 	n += bpf_top__count_row(top, prog, line + n, size - n);
 	n += scnprintf(line + n, size - n, "  %s", prog->gone ? "(gone) " : "");
 	bpf_out__escape(line + n, size - n, prog->attach.len ? prog->attach.buf : "-");

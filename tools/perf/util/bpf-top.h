@@ -37,18 +37,23 @@ struct bpf_top_count {
 
 /*
  * A program's run time and count, as the kernel counts them while
- * BPF_ENABLE_STATS is held (kernel.bpf_stats_enabled): read once a window,
- * the figures of the window are the differences between two reads.
+ * BPF_ENABLE_STATS is held (kernel.bpf_stats_enabled), and its recursion
+ * misses (runs the kernel skipped as the program was running on that CPU
+ * already), counted always: read once a window, the figures of the
+ * window are the differences between two reads.
  */
 struct bpf_top_prog {
 	struct bpf_prog_desc	desc;
 	struct strbuf		attach;		/* its links' types and targets */
 	u64			base_time;	/* at the first read; 0 if loaded since start */
 	u64			base_cnt;
+	u64			base_misses;
 	u64			time;		/* at the last read */
 	u64			cnt;
+	u64			misses;
 	u64			win_time;	/* over the last window */
 	u64			win_cnt;
+	u64			win_misses;
 	bool			read;		/* read at least once */
 	bool			seen_load;	/* its load record was read */
 	bool			shown;		/* passes -p */
@@ -117,7 +122,7 @@ struct bpf_top {
 };
 
 /* -x and -j: a line a program a window, these keys, then the events' */
-#define BPF_TOP_NR_COLUMNS	14
+#define BPF_TOP_NR_COLUMNS	17
 extern const char * const bpf_top_columns[BPF_TOP_NR_COLUMNS + 1];
 
 /* What ops->wait() says */

@@ -5,8 +5,9 @@
 # With the bpf_links workload's programs, map and links in place and BPF
 # statistics on, the raw_tp program run once: perf bpf list -j must show
 # the programs bpftool prog show -j shows, with the same names, types,
-# tags, owning processes, maps and map memory, and run counts and times
-# between those bpftool gives before and after; each with the links
+# tags, owning processes, maps and map memory, and run counts, times and
+# recursion misses between those bpftool gives before and after, and the
+# instructions the verifier went through for the workload's programs; each with the links
 # bpftool link show -j gives it, their types, the attach type each kind
 # of link has, their targets and owners.  -x must give a header and a
 # line per link, the text output the same links and attach types.
@@ -114,6 +115,10 @@ for pid, p in ours.items():
         mem = [after["map"].get(m, {}).get("bytes_memlock") for m in maps]
         if None not in mem and p["map_memlock"] != sum(mem):
             fail(f"prog {pid}: map_memlock {p['map_memlock']}, bpftool {mem} for maps {maps}")
+    if not bt.get("recursion_misses", 0) <= p.get("recursion_misses", -1) <= \
+       bt2.get("recursion_misses", 0):
+        fail(f"prog {pid}: recursion_misses {p.get('recursion_misses')}, bpftool "
+             f"{bt.get('recursion_misses', 0)} before, {bt2.get('recursion_misses', 0)} after")
     # statistics on: both, and between what bpftool saw before and after
     for key in ("run_cnt", "run_time_ns"):
         if key not in p:
@@ -173,6 +178,10 @@ for name, p in wl.items():
     n = 1 if name == "pbt_raw_tp" else 0
     if p["nr_maps"] != n or (p["map_memlock"] > 0) != bool(n):
         fail(f"{name}: {p['nr_maps']} maps of {p['map_memlock']} bytes, want {n} map(s)")
+    # straight code, each instruction verified once: r0 = RET; exit,
+    # after r1 = the map (one instruction in two slots) for the one with it
+    if p["verified_insns"] != 2 + n:
+        fail(f"{name}: verified_insns {p['verified_insns']}, want {2 + n}")
 raw = wl.get("pbt_raw_tp", {})
 if raw.get("run_cnt", 0) < 1 or raw.get("run_time_ns", 0) <= 0:
     fail(f"pbt_raw_tp ran, with statistics on: run_cnt {raw.get('run_cnt')}, "

@@ -140,10 +140,14 @@ if any(not r["prog_name"].startswith("pbt_") for r in rows):
     errors.append("--name 'pbt_*' let other programs through")
 keys = {"time", "prog_id", "prog_name", "prog_type", "run_cnt", "run_time_ns", "avg_ns",
         "runs_per_sec", "cpu_pct", "cpu_pct_all", "run_cnt_total", "run_time_ns_total",
-        "gone", "attach"}
+        "recursion_misses", "recursion_misses_total", "verified_insns", "gone", "attach"}
 if set(mine[0]) != keys:
     errors.append("keys %s, want %s" % (sorted(mine[0]), sorted(keys)))
 first = mine[0]
+# pbt_runs is "r0 = 0; exit", and nothing it runs on can nest
+if first["verified_insns"] != 2 or mine[-1]["recursion_misses_total"] != 0:
+    errors.append("verified_insns %d, want 2; recursion_misses_total %d, want 0"
+                  % (first["verified_insns"], mine[-1]["recursion_misses_total"]))
 if not early <= first["run_cnt_total"] <= early + 10 or first["run_cnt"] != first["run_cnt_total"]:
     errors.append("first window: %d runs, %d since start; want the %d before it (+10 at most)"
                   % (first["run_cnt"], first["run_cnt_total"], early))

@@ -49,6 +49,17 @@
  *	event and print "detached"; at any other line, or the end, close
  *	the program.
  *
+ *   perf test -w bpf_links recursion
+ *	Load an fentry program named pbt_recursion on htab_map_delete_elem
+ *	that deletes a key of its own hash map, pbt_recursion, and attach it
+ *	through a link: each of its runs enters htab_map_delete_elem again,
+ *	where the kernel does not run it a second time but counts a
+ *	recursion miss.  Print "prog recursion ID pbt_recursion INSNS",
+ *	INSNS the instructions the verifier says it processed (its log's
+ *	statistics), and "ready"; for each line "run N" on stdin, delete a
+ *	key of the map N times and print "ran N"; at any other line, or the
+ *	end, close all.
+ *
  *   perf test -w bpf_links many N
  *	Load N socket filter programs named pbt_many (raising the limit on
  *	open files to hold them), print "many N" and wait for a line (or
@@ -593,6 +604,67 @@ static int bpf_links_runs(void)
 	return 0;
 }
 
+static int bpf_links_recursion(void)
+{
+	struct bpf_insn insns[] = {
+		/* r1 = the map */
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
+		  .src_reg = BPF_PSEUDO_MAP_FD },
+		{},
+		/* *(u32 *)(r10 - 4) = 0; r2 = r10 - 4 */
+		{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = BPF_REG_10, .off = -4 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_10 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2, .imm = -4 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_delete_elem },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts);
+	int map_fd, fd, link_fd, btf_id, n, i;
+	char line[32], func[64], log[256] = "";
+	const char *stats;
+	u32 key = 0, verified = 0;
+
+	btf_id = bpf_links_func("htab_map_delete_elem", func, sizeof(func));
+	if (btf_id < 0)
+		return bpf_links_fail("no htab_map_delete_elem in the kernel's BTF");
+	map_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "pbt_recursion", sizeof(u32), sizeof(u32),
+				1, NULL);
+	if (map_fd < 0)
+		return bpf_links_fail("hash map pbt_recursion");
+	insns[0].imm = map_fd;
+	opts.expected_attach_type = BPF_TRACE_FENTRY;
+	opts.attach_btf_id = btf_id;
+	/* BPF_LOG_STATS: "processed N insns ..." and no more */
+	opts.log_level = 4;
+	opts.log_buf = log;
+	opts.log_size = sizeof(log);
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "pbt_recursion", "GPL", insns,
+			   ARRAY_SIZE(insns), &opts);
+	if (fd < 0)
+		return bpf_links_fail("pbt_recursion");
+	stats = strstr(log, "processed ");
+	if (!stats || sscanf(stats, "processed %u insns", &verified) != 1)
+		fprintf(stderr, "bpf_links workload: no count in the verifier's log: %s\n", log);
+	link_fd = bpf_link_create(fd, 0, BPF_TRACE_FENTRY, NULL);
+	if (link_fd < 0)
+		return bpf_links_fail("fentry link of pbt_recursion");
+	printf("prog recursion %u pbt_recursion %u\nready\n", bpf_links_prog_id(fd), verified);
+	fflush(stdout);
+
+	while (fgets(line, sizeof(line), stdin) && sscanf(line, "run %d", &n) == 1) {
+		/* ENOENT: the key is not there, after the program's own delete */
+		for (i = 0; i < n; i++)
+			bpf_map_delete_elem(map_fd, &key);
+		printf("ran %d\n", n);
+		fflush(stdout);
+	}
+	close(link_fd);
+	close(fd);
+	close(map_fd);
+	return 0;
+}
+
 /* Room for @n more fds */
 static int bpf_links_nofile(int n)
 {
@@ -717,11 +789,13 @@ static int bpf_links(int argc, const char **argv)
 		return bpf_links_churn(argv[1], atof(argv[2]), argc > 3 ? atof(argv[3]) : 0);
 	if (argc == 1 && !strcmp(argv[0], "runs"))
 		return bpf_links_runs();
+	if (argc == 1 && !strcmp(argv[0], "recursion"))
+		return bpf_links_recursion();
 	if (argc == 2 && !strcmp(argv[0], "many"))
 		return bpf_links_many(atoi(argv[1]));
 	if (argc == 3 && !strcmp(argv[0], "many"))
 		return bpf_links_many_links(atoi(argv[1]), argv[2]);
-	fprintf(stderr, "usage: %s links CGROUP [FUNC] | short N | runs | many N [CGROUP]\n",
+	fprintf(stderr, "usage: %s links CGROUP [FUNC] | short N | runs | recursion | many N [CGROUP]\n",
 		__func__);
 	fprintf(stderr, "       %s churn CGROUP|- SECS [RATE]\n", __func__);
 	return 1;

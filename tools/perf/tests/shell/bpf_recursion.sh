@@ -1,0 +1,158 @@
+#!/bin/bash
+# perf bpf list and top show recursion misses and verified instructions
+# SPDX-License-Identifier: GPL-2.0
+#
+# The bpf_links workload's pbt_recursion, an fentry program on
+# htab_map_delete_elem that deletes from a hash map of its own, runs at
+# each delete the workload makes, and within that run enters
+# htab_map_delete_elem again, where the kernel does not run it but counts
+# a recursion miss: a miss a run, counted whether BPF statistics are on
+# or not.  perf bpf list (-j, -x and text) must show the misses bpftool
+# shows before and after it, at least the deletes made, and the
+# instructions the verifier went through as the verifier's own log said
+# when the workload loaded it (bpftool does not show them).  perf bpf
+# top -j, watching while the workload makes more deletes, must count
+# them in its windows, which add up to its total, and that total must be
+# what bpftool saw added while it ran.
+
+set -u
+# shellcheck source=lib/perf_bpf.sh
+. "$(dirname "$0")"/lib/perf_bpf.sh
+
+pbt_require bpftool python3
+tmp=$(bpf_test_dir)
+first=5
+more=7
+
+# misses: pbt_recursion's recursion misses, as bpftool shows them
+misses() {
+	bpftool prog show id "$id" -j 2>"$tmp/bpftool.err" |
+		python3 -c 'import json, sys; print(json.load(sys.stdin).get("recursion_misses", 0))' ||
+		bpf_test_fail "bpftool prog show id $id: $(cat "$tmp/bpftool.err")"
+}
+
+# ran N: the workload deletes N times, and has
+ran() {
+	pbt_links_tell rec "run $1"
+	pbt_wait 60 grep -qx "ran $1" "$tmp/rec.out" ||
+		bpf_test_fail "bpf_links recursion did not run $1 deletes within 60 s:" \
+			"$(cat "$tmp/rec.err")"
+}
+
+mkfifo "$tmp/rec.ctl"
+perf test -w bpf_links recursion <"$tmp/rec.ctl" >"$tmp/rec.out" 2>"$tmp/rec.err" &
+pid=$!
+bpf_test_track $pid
+echo $pid >"$tmp/rec.pid"
+exec 3>"$tmp/rec.ctl"
+pbt_wait 120 pbt_links_ready rec ||
+	bpf_test_fail "bpf_links recursion not ready within 120 s:" \
+		"$(cat "$tmp/rec.out" "$tmp/rec.err")"
+read -r id insns < <(awk '$1 == "prog" && $2 == "recursion" { print $3, $5 }' "$tmp/rec.out")
+[ -n "${id:-}" ] && [ "${insns:-0}" -gt 0 ] ||
+	bpf_test_fail "no program id or verifier count from bpf_links recursion:" \
+		"$(cat "$tmp/rec.out" "$tmp/rec.err")"
+
+ran $first
+bpftool prog show id "$id" -j >"$tmp/before.json" 2>"$tmp/bpftool.err" ||
+	bpf_test_fail "bpftool prog show id $id: $(cat "$tmp/bpftool.err")"
+perf bpf list -j >"$tmp/list.json" 2>"$tmp/list.err" ||
+	bpf_test_fail "perf bpf list -j failed: $(cat "$tmp/list.err")"
+perf bpf list -x';' >"$tmp/list.csv" 2>"$tmp/list.err" ||
+	bpf_test_fail "perf bpf list -x failed: $(cat "$tmp/list.err")"
+perf bpf list >"$tmp/list.txt" 2>"$tmp/list.err" ||
+	bpf_test_fail "perf bpf list failed: $(cat "$tmp/list.err")"
+bpftool prog show id "$id" -j >"$tmp/after.json" 2>"$tmp/bpftool.err" ||
+	bpf_test_fail "bpftool prog show id $id: $(cat "$tmp/bpftool.err")"
+
+# perf bpf top, from its first window to one that counts the deletes
+# made while it ran
+top_before=$(misses)
+perf bpf top -j -I 300 --id "$id" -o "$tmp/top.out" 2>"$tmp/top.err" &
+top=$!
+bpf_test_track $top
+lines() {
+	[ "$(wc -l <"$tmp/top.out" 2>/dev/null || echo 0)" -gt "$1" ]
+}
+pbt_wait 60 lines 0 ||
+	bpf_test_fail "perf bpf top printed nothing within 60 s: $(cat "$tmp/top.err")"
+ran $more
+# counted N: a window of perf bpf top counts N misses or more in all
+counted() {
+	grep -o '"recursion_misses_total":[0-9]*' "$tmp/top.out" |
+		awk -F: -v n="$1" '$2 >= n { found = 1 } END { exit !found }'
+}
+pbt_wait 60 counted $more ||
+	bpf_test_fail "no window of perf bpf top counts the $more misses within 60 s:" \
+		"$(tail -n 1 "$tmp/top.out") $(cat "$tmp/top.err")"
+kill -INT $top
+pbt_wait_gone $top 60 || bpf_test_fail "perf bpf top still running 60 s after SIGINT"
+pbt_reap $top || bpf_test_fail "perf bpf top: exit $?: $(cat "$tmp/top.err")"
+top_after=$(misses)
+
+python3 - "$tmp" "$id" "$insns" "$first" "$more" "$top_before" "$top_after" <<'EOF' ||
+import json, re, sys
+
+tmp, pid, insns, first, more, t0, t1 = sys.argv[1], *map(int, sys.argv[2:])
+errors = []
+def fail(msg):
+    errors.append(msg)
+
+bt, bt2 = (json.load(open(f"{tmp}/{w}.json")) for w in ("before", "after"))
+lo, hi = bt.get("recursion_misses", 0), bt2.get("recursion_misses", 0)
+if lo < first:
+    fail(f"bpftool shows {lo} recursion misses after {first} deletes: the workload made none")
+
+rows = [p for p in map(json.loads, open(f"{tmp}/list.json")) if p["prog_id"] == pid]
+if len(rows) != 1:
+    fail(f"perf bpf list -j: {len(rows)} lines of program {pid}")
+for p in rows:
+    if not lo <= p.get("recursion_misses", -1) <= hi:
+        fail(f"perf bpf list -j: recursion_misses {p.get('recursion_misses')}, "
+             f"bpftool {lo} before and {hi} after")
+    if p.get("verified_insns") != insns:
+        fail(f"perf bpf list -j: verified_insns {p.get('verified_insns')}, the verifier {insns}")
+
+csv = open(f"{tmp}/list.csv").read().splitlines()
+head = csv[0].split(";")
+rows = [dict(zip(head, r.split(";"))) for r in csv[1:]]
+rows = [r for r in rows if r.get("prog_id") == str(pid)]
+if len(rows) != 1 or not lo <= int(rows[0].get("recursion_misses") or -1) <= hi or \
+   rows[0].get("verified_insns") != str(insns):
+    fail(f"perf bpf list -x: {rows}, want recursion_misses in [{lo}, {hi}], "
+         f"verified_insns {insns}")
+
+line = [l for l in open(f"{tmp}/list.txt") if l.startswith(f"prog {pid} ")]
+m = re.search(r" missed (\d+) runs insns (\d+) ", line[0]) if line else None
+if not m or not lo <= int(m[1]) <= hi or int(m[2]) != insns:
+    fail(f"perf bpf list: {line}, want 'missed N runs' with N in [{lo}, {hi}], 'insns {insns}'")
+
+# perf bpf top: its windows add up to its total, which holds the deletes
+# made while it ran and no more than bpftool saw added
+wins = [json.loads(l) for l in open(f"{tmp}/top.out")]
+wins = [w for w in wins if w["prog_id"] == pid]
+if not wins:
+    fail(f"perf bpf top -j never showed program {pid}")
+else:
+    total = wins[-1]["recursion_misses_total"]
+    if sum(w["recursion_misses"] for w in wins) != total:
+        fail(f"perf bpf top: windows of {[w['recursion_misses'] for w in wins]} misses, "
+             f"total {total}")
+    if not more <= total <= t1 - t0:
+        fail(f"perf bpf top: {total} misses in all, want {more} to {t1 - t0} "
+             f"(bpftool: {t0} before it, {t1} after)")
+    if any(w["verified_insns"] != insns for w in wins):
+        fail(f"perf bpf top: verified_insns {wins[-1]['verified_insns']}, the verifier {insns}")
+    print(f"perf bpf top: {total} misses in {len(wins)} windows; bpftool {t0} -> {t1}")
+print(f"perf bpf list: misses in [{lo}, {hi}], verified_insns {insns}")
+for e in errors:
+    print("FAIL:", e)
+sys.exit(1 if errors else 0)
+EOF
+	bpf_test_fail "perf bpf list or top disagree with bpftool, see above"
+
+pbt_links_tell rec stop
+exec 3>&-
+pbt_wait_gone "$pid" 60 || bpf_test_fail "bpf_links recursion still running 60 s after its stop"
+pbt_reap "$pid" || bpf_test_fail "bpf_links recursion: exit $?: $(cat "$tmp/rec.err")"
+pbt_end
