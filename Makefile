@@ -25,8 +25,9 @@ VM := $(CURDIR)/selftests/vm/run-vm.sh
 help:
 	@echo 'make run        build everything and show it working in the VM'
 	@echo 'make check      build everything and run the tests in the VM'
+	@echo '                 (PART=core|bperf: one part of them, in a VM of its own)'
 	@echo 'make check-debug  the same tests on a KASAN/lockdep/kmemleak kernel, stress 60 s'
-	@echo '                 (PART=core|bperf: one part, in a VM of its own)'
+	@echo '                 (PART too)'
 	@echo 'make check-bpf  the BPF selftests (test_progs) on the base kernel and ours'
 	@echo 'make vm CMD=..  run one command as root in the VM (no CMD: a shell)'
 	@echo 'make perf-test-compare  upstream perf tests: perf-base vs our perf, no regression'
@@ -91,10 +92,11 @@ run: $(VM_DEPS)
 # VM (CHECK_T0 is when this make began: older times are another run's).
 check: export CHECK_T0 := $(shell date +%s)
 check: $(VM_DEPS)
-	@rc=0; CHECK_PART=$(PART) $(TOP)/selftests/runners/check.sh || rc=$$?; \
+	@rc=0; CHECK_PART='$(PART)' $(TOP)/selftests/runners/check.sh || rc=$$?; \
 	res=$$(readlink -f "$(BUILD_DIR)/results/latest"); \
 	if [ $$rc != 0 ]; then :; \
 	elif [ "$(SERIES_CHECK)" = 0 ]; then echo 'series-check skipped (SERIES_CHECK=0)'; \
+	elif [ -n '$(PART)' ]; then echo 'series-check skipped (PART: one part of the VM tests)'; \
 	else t=$$(date +%s); $(MK)/series-check.sh || rc=$$?; \
 		printf 'series-check\t%s\n' $$(($$(date +%s) - t)) >>"$$res/times"; fi; \
 	if [ "$$(stat -c %Y "$$res/times" 2>/dev/null || echo 0)" -ge "$$CHECK_T0" ]; then \
@@ -102,9 +104,9 @@ check: $(VM_DEPS)
 
 # The check suite on the debug kernel (selftests/vm/configs/debug.config), the stress
 # tests run for STRESS_SECS (60) seconds, kmemleak scanned at the end.
-# PART=core|bperf: one part of it (see selftests/README.md).
+# PART=core|bperf: one part of it, as for check (see selftests/README.md).
 check-debug: $(VM_DEPS) $(if $(NOBUILD),,kernel-debug)
-	@CHECK_KERNEL=debug CHECK_PART=$(PART) $(TOP)/selftests/runners/check.sh
+	@CHECK_KERNEL=debug CHECK_PART='$(PART)' $(TOP)/selftests/runners/check.sh
 
 # The BPF selftests' test_progs, link and attach tests, on the base kernel
 # and on ours (one configuration for both): no regression.

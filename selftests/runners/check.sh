@@ -27,10 +27,10 @@ set +e
 kernel=${CHECK_KERNEL:-applied}
 case $kernel in
 applied)
-	name=check timeout=${CHECK_TIMEOUT:-2400} guest_env= ;;
+	suite=check timeout=${CHECK_TIMEOUT:-2400} guest_env= ;;
 debug)
 	# everything runs several times slower under KASAN and lockdep
-	name=check-debug timeout=${CHECK_TIMEOUT:-9000}
+	suite=check-debug timeout=${CHECK_TIMEOUT:-9000}
 	secs=${STRESS_SECS:-60}
 	[[ $secs =~ ^[1-9][0-9]*$ ]] || die "STRESS_SECS=$secs: want seconds"
 	guest_env="BPF_EVENT_STRESS_SECS=$secs BPERF_CHURN_SECS=$secs KSFT_TIMEOUT=1800" ;;
@@ -38,15 +38,26 @@ debug)
 esac
 parts='core bperf'
 part=${CHECK_PART:-all}
-case " all $parts " in
-*" $part "*) ;;
+case $part in
+all|core|bperf) ;;
 *)	die "PART=$part: want one of: all $parts" ;;
 esac
 in_part() { [ "$part" = all ] || [ "$part" = "$1" ]; }
-# what is tested: the project's commit, "-dirty" with uncommitted changes
-rev=$(git -C "$TOP" describe --always --dirty 2>/dev/null) || rev=unknown
-tag=$name
-[ "$part" = all ] || tag=$name-$part
+# What is tested: the project's commit, or "changed" with any change to
+# it, untracked files too (the overlay takes every file under its
+# directories), or when what was built last is booted (NOBUILD).
+revision() {
+	local r
+
+	r=$(git -C "$TOP" rev-parse HEAD 2>/dev/null) || r=unknown
+	if [ -n "${NOBUILD:-}" ] || [ -n "$(git -C "$TOP" status --porcelain 2>/dev/null)" ]; then
+		r=changed
+	fi
+	echo "$r"
+}
+rev=$(revision)
+tag=$suite
+[ "$part" = all ] || tag=$suite-$part
 res=$BUILD_DIR/results/$tag-$(date +%Y%m%d-%H%M%S)
 mkdir -p "$res"
 ln -sfn "$res" "$BUILD_DIR/results/latest"
@@ -162,27 +173,39 @@ else
 	result fail "guest kernel log free of splats" "missing $res/job/dmesg"
 fi
 
+# A run whose perf-tests.txt had a line guest-check.sh could not take
+if [ -s "$res/job/perf-test-errors" ]; then
+	while IFS= read -r line; do
+		result fail "perf-tests.txt" "$line"
+	done <"$res/job/perf-test-errors"
+fi
+
 tap_end
 rc=$?
+# the project changed while the VM ran: what it ran is not known
+[ "$(revision)" = "$rev" ] || rev=changed
 printf '%s\t%s\t%s\n' "$rev" "$part" "$([ $rc = 0 ] && echo passed || echo failed)" \
 	>"$res/verdict"
 [ "$part" = all ] && exit $rc
 
 # Each part's newest run at this revision.
-if [ "${rev%-dirty}" != "$rev" ]; then
-	echo "==> $name: uncommitted changes, so this part is not counted with others"
+if [ "$rev" = changed ]; then
+	echo "==> $suite: changes not committed (or NOBUILD): this part is not counted with others"
 	exit $rc
 fi
-echo "==> $name at $rev, part by part"
+echo "==> $suite at ${rev:0:12}, part by part"
 missing=0
 for p in $parts; do
-	v=
-	for d in $(ls -d "$BUILD_DIR/results/$name-$p-"* 2>/dev/null | sort -r); do
-		IFS=$'\t' read -r r _ v <"$d/verdict" 2>/dev/null && [ "$r" = "$rev" ] && break
-		v=
+	v= d=
+	# oldest first: the newest run at this revision has the last word
+	for r in "$BUILD_DIR/results/$suite-$p-"*; do
+		[ -f "$r/verdict" ] || continue
+		IFS=$'\t' read -r r_rev _ r_v <"$r/verdict"
+		[ "$r_rev" = "$rev" ] || continue
+		v=$r_v d=$r
 	done
 	printf '    %-6s %s\n' "$p" "${v:+$v (${d##*/})}${v:-not run}"
 	[ "$v" = passed ] || missing=1
 done
-[ $missing = 1 ] || echo "    every part passed: $name passes at $rev"
+[ $missing = 1 ] || echo "    every part passed: $suite passes at ${rev:0:12}"
 exit $rc

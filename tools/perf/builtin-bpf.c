@@ -448,8 +448,6 @@ static bool bpf_events__wanted_prog(struct bpf_events *ev, const struct bpf_prog
  * the CPU for interrupts, where the task is 0) until its next BPF record,
  * which takes the name of the one with its tag.
  */
-#define BPF_KSYM_TAG_OFF	(sizeof("bpf_prog_") - 1)
-#define BPF_KSYM_PREFIX_LEN	(BPF_KSYM_TAG_OFF + 2 * BPF_TAG_SIZE)
 #define BPF_KSYMS_MAX		(64 * KSYM_NAME_LEN)
 
 struct bpf_ksyms {
@@ -488,19 +486,18 @@ static char *bpf_events__take_ksym(struct bpf_events *ev, const struct perf_samp
 {
 	struct bpf_ksyms *ks = NULL;
 	char hex[2 * BPF_TAG_SIZE + 1], *name = NULL;
-	const char *ksym;
+	const char *prog;
 	size_t off;
 
 	if (!hashmap__find(ev->ksyms, bpf_events__ksym_key(sample), &ks) || !ks->len)
 		return NULL;
 	perf_bpf__tag_str(tag, hex);
-	for (off = 0; off < ks->len; off += strlen(ksym) + 1) {
-		ksym = ks->names + off;
-		if (strncmp(ksym + BPF_KSYM_TAG_OFF, hex, 2 * BPF_TAG_SIZE))
-			continue;
-		ksym += BPF_KSYM_PREFIX_LEN;
-		name = strdup(*ksym == '_' ? ksym + 1 : ksym);
-		break;
+	for (off = 0; off < ks->len; off += strlen(ks->names + off) + 1) {
+		prog = perf_bpf__ksym_prog(ks->names + off, hex);
+		if (prog) {
+			name = strdup(prog);
+			break;
+		}
 	}
 	/* the task's buffer stays for its next ones, until it exits */
 	ks->len = 0;
@@ -518,7 +515,7 @@ static void bpf_events__ksymbol(struct bpf_events *ev, union perf_event *event,
 
 	/* bpf_prog_<tag>[_<name>]: programs, not trampolines */
 	if (event->ksymbol.ksym_type != PERF_RECORD_KSYMBOL_TYPE_BPF ||
-	    !strstarts(name, "bpf_prog_") || strlen(name) < BPF_KSYM_PREFIX_LEN)
+	    !perf_bpf__ksym_prog(name, NULL))
 		return;
 	if (!hashmap__find(ev->ksyms, key, &ks)) {
 		ks = zalloc(sizeof(*ks));
@@ -582,21 +579,6 @@ static bool bpf_events__take_read_prog(struct bpf_events *ev, struct bpf_prog_de
 	return true;
 }
 
-/*
- * The counts of a prog_unload record from a kernel that adds them (to
- * listeners with attr.bpf_event_ext); NULL for other records.  The size
- * counts the sample_id too.
- */
-static const struct perf_record_bpf_stats_event *
-bpf_events__stats(struct bpf_events *ev, union perf_event *event)
-{
-	if (event->bpf.type != PERF_BPF_EVENT_PROG_UNLOAD ||
-	    !(event->bpf.flags & PERF_BPF_EVENT_FLAG_RUN_STATS) ||
-	    event->header.size < PERF_RECORD_BPF_STATS_SIZE + evlist__id_hdr_size(ev->evlist))
-		return NULL;
-	return &event->bpf_stats;
-}
-
 static void bpf_events__prog_record(struct bpf_events *ev, union perf_event *event,
 				    struct perf_sample *sample, bool load)
 {
@@ -642,7 +624,7 @@ static void bpf_events__prog_record(struct bpf_events *ev, union perf_event *eve
 	if (ev->show_progs && task && bpf_events__wanted_prog(ev, prog)) {
 		ev->counts[bpf->type]++;
 		bpf_events__print(ev, sample, perf_bpf_event__name(bpf->type), prog, NULL, 0,
-				  bpf_events__stats(ev, event), gone);
+				  bpf_side_band__unload_stats(ev->evlist, event), gone);
 	}
 	if (prog == &gone_prog)
 		free(gone_prog.name);
@@ -1509,8 +1491,8 @@ struct bpf_list_prog {
 
 static const char * const bpf_list_columns[] = {
 	"prog_id", "prog_name", "prog_type", "prog_tag", "run_time_ns", "run_cnt",
-	"recursion_misses", "verified_insns", "nr_maps", "map_memlock", "pids", "link_id", "link_type", "attach_type", "target",
-	"link_pids", NULL,
+	"recursion_misses", "verified_insns", "nr_maps", "map_memlock", "pids",
+	"link_id", "link_type", "attach_type", "target", "link_pids", NULL,
 };
 
 /* The memory of map @id, read once a list: programs share maps */
@@ -1844,9 +1826,13 @@ static void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v
 
 	for (i = 0; i < nr; i++) {
 		struct bpf_top_prog *prog = v[i];
-		/* gone: nothing read this window, totals as they were */
-		u64 win_cnt = prog->gone ? 0 : prog->win_cnt;
-		u64 win_time = prog->gone ? 0 : prog->win_time;
+		/*
+		 * gone without its unload record's counts: nothing read this
+		 * window, totals as they were
+		 */
+		bool dead = prog->gone && !prog->exact;
+		u64 win_cnt = dead ? 0 : prog->win_cnt;
+		u64 win_time = dead ? 0 : prog->win_time;
 		double one = window ? 100.0 * win_time / window : 0;
 
 		bpf_out__begin(out);
@@ -1855,7 +1841,7 @@ static void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v
 				(since % NSEC_PER_SEC) / NSEC_PER_USEC);
 		bpf_out__u64(out, "prog_id", prog->desc.id);
 		bpf_out__str(out, "prog_name", prog->desc.name ?: "");
-		bpf_out__str(out, "prog_type",
+		bpf_out__str(out, "prog_type", !prog->desc.type_known ? "-" :
 			     perf_bpf__prog_type_name(prog->desc.type, buf, sizeof(buf)));
 		bpf_out__u64(out, "run_cnt", win_cnt);
 		bpf_out__u64(out, "run_time_ns", win_time);
@@ -1868,7 +1854,7 @@ static void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v
 		bpf_out__printf(out, "%.3f", one / top->nr_cpus);
 		bpf_out__u64(out, "run_cnt_total", prog->cnt - prog->base_cnt);
 		bpf_out__u64(out, "run_time_ns_total", prog->time - prog->base_time);
-		bpf_out__u64(out, "recursion_misses", prog->gone ? 0 : prog->win_misses);
+		bpf_out__u64(out, "recursion_misses", dead ? 0 : prog->win_misses);
 		bpf_out__u64(out, "recursion_misses_total", prog->misses - prog->base_misses);
 		bpf_out__u64(out, "verified_insns", prog->desc.verified_insns);
 		bpf_out__key(out, "gone");
@@ -2007,6 +1993,7 @@ static int cmd_bpf_top(int argc, const char **argv)
 		.sample_id_all	= 1,
 		.bpf_event	= 1,
 		.bpf_event_ext	= 1,
+		.ksymbol	= 1,
 		.watermark	= 1,
 		.wakeup_watermark = 1,
 	};
@@ -2113,8 +2100,15 @@ static int cmd_bpf_top(int argc, const char **argv)
 				  top.mmap_pages, "top");
 	if (err)
 		goto out;
-	/* without link records, links are looked for at each refresh */
+	/*
+	 * Without link records, links are looked for at each refresh; and
+	 * unload records carry no counts
+	 */
 	top.links_always = !bpf_side_band__has_links(top.evlist);
+	top.unload_counts = !top.links_always;
+	if (top.links_always)
+		pr_warning("perf bpf top: this kernel writes no link records nor final counts (attr.bpf_event_ext): %s\n",
+			   "links are read every refresh, and the window a program goes in shows nothing of it");
 	while (!bpf_prog_get_next_id(top.last_id, &top.last_id))
 		;
 

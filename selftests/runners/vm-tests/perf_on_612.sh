@@ -6,7 +6,8 @@
 # perf_copy_attr() does.  perf must fall back to what the kernel offers:
 # perf record drops the bit and records program records, perf bpf events
 # says once that there are no link records and shows the program records,
-# --type link is refused with a reason, perf bpf top runs.  The same runs
+# --type link is refused with a reason, perf bpf top runs and says once
+# that it gets no link records nor final counts.  The same runs
 # without the library, on our kernel, must show link records: the test
 # tells the two apart.  Links that exist before perf record starts are
 # synthesized into its file on our kernel, and left out where there are
@@ -127,5 +128,7 @@ echo "perf bpf events --type link: refused, saying why"
 
 LD_PRELOAD=$shim perf bpf top -x, -I 200 --interval-count 2 >"$tmp/top" 2>"$tmp/top.err" ||
 	fail "perf bpf top: exit $?: $(cat "$tmp/top.err")"
-echo "perf bpf top: runs"
+[ "$(grep -c 'writes no link records nor final counts' "$tmp/top.err")" = 1 ] ||
+	fail "perf bpf top: does not say once what this kernel lacks: $(cat "$tmp/top.err")"
+echo "perf bpf top: runs, saying once what this kernel lacks"
 exit 0

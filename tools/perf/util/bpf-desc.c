@@ -172,6 +172,22 @@ int bpf_prog_desc__fill(struct bpf_prog_desc *prog, int fd, const char *ksym_nam
 	return 0;
 }
 
+/*
+ * A program's PERF_RECORD_KSYMBOL is named bpf_prog_<tag>[_<name>]: the
+ * name in @ksym, "" if none, if it is that of the function with @tag
+ * (hex, as perf_bpf__tag_str() writes it); else NULL.
+ */
+const char *perf_bpf__ksym_prog(const char *ksym, const char *tag)
+{
+	const size_t off = sizeof("bpf_prog_") - 1, len = 2 * BPF_TAG_SIZE;
+
+	if (!strstarts(ksym, "bpf_prog_") || strlen(ksym) < off + len ||
+	    (tag && strncmp(ksym + off, tag, len)))
+		return NULL;
+	ksym += off + len;
+	return *ksym == '_' ? ksym + 1 : ksym;
+}
+
 /* A BPF object's fd by id; a link id allocated but not published yet gives EAGAIN */
 int perf_bpf__fd_by_id(int (*get_fd)(__u32 id), u32 id)
 {

@@ -89,6 +89,7 @@ const char *perf_bpf__prog_type_name(u32 prog_type, char *buf, size_t size);
 const char *perf_bpf__link_type_name(u32 link_type, char *buf, size_t size);
 const char *perf_bpf__attach_type_name(u32 attach_type, char *buf, size_t size);
 void perf_bpf__tag_str(const u8 *tag, char *buf);
+const char *perf_bpf__ksym_prog(const char *ksym, const char *tag);
 int perf_bpf__fd_by_id(int (*get_fd)(__u32 id), u32 id);
 u64 perf_bpf__map_memlock(u32 id);
 

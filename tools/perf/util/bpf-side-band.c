@@ -14,6 +14,7 @@
 
 #include "bpf-side-band.h"
 #include "debug.h"
+#include "event.h"
 #include "evlist.h"
 #include "mmap.h"
 #include "target.h"
@@ -77,6 +78,21 @@ int bpf_side_band__read(struct evlist *evlist, int *err)
 bool bpf_side_band__has_links(struct evlist *evlist)
 {
 	return evlist__first(evlist)->core.attr.bpf_event_ext;
+}
+
+/*
+ * The counts of a prog_unload record from a kernel that adds them (to
+ * listeners with attr.bpf_event_ext); NULL for other records.  The size
+ * counts the sample_id too.
+ */
+const struct perf_record_bpf_stats_event *
+bpf_side_band__unload_stats(struct evlist *evlist, union perf_event *event)
+{
+	if (event->bpf.type != PERF_BPF_EVENT_PROG_UNLOAD ||
+	    !(event->bpf.flags & PERF_BPF_EVENT_FLAG_RUN_STATS) ||
+	    event->header.size < PERF_RECORD_BPF_STATS_SIZE + evlist__id_hdr_size(evlist))
+		return NULL;
+	return &event->bpf_stats;
 }
 
 /*

@@ -92,38 +92,239 @@ static bool bpf_top__wanted(struct bpf_top *top, const struct bpf_prog_desc *des
 /*
  * Start following program @id: loaded since start if its load record was
  * read (all its runs count), else there before (its runs count from the
- * first read).
+ * first read).  -ENOENT if it is gone already.
  */
-static void bpf_top__add(struct bpf_top *top, u32 id, bool loaded)
+static int bpf_top__add(struct bpf_top *top, u32 id, bool loaded)
 {
 	struct bpf_top_prog *prog;
 	int fd;
 
 	if (hashmap__find(top->progs, id, &prog)) {
 		prog->seen_load |= loaded;
-		return;
+		return 0;
 	}
 	if (top->own && intlist__has_entry(top->own, id))
-		return;
+		return 0;
 	fd = perf_bpf__fd_by_id(bpf_prog_get_fd_by_id, id);
 	if (fd < 0)
-		return;		/* gone already */
+		return errno == ENOENT ? -ENOENT : 0;
 	prog = zalloc(sizeof(*prog));
 	if (prog)
 		strbuf_init(&prog->attach, 0);
 	if (!prog || bpf_prog_desc__fill(&prog->desc, fd, NULL)) {
 		bpf_top_prog__delete(top, prog);
 		close(fd);
-		return;
+		return 0;
 	}
 	close(fd);
 	prog->seen_load = loaded;
 	prog->shown = !top->pids;
 	if (!bpf_top__wanted(top, &prog->desc) || hashmap__add(top->progs, id, prog)) {
 		bpf_top_prog__delete(top, prog);
-		return;
+		return 0;
 	}
 	top->links_stale = true;
+	return 0;
+}
+
+/* The program name in the newest ksymbol kept with @tag (hex), NULL if none */
+static const char *bpf_top__ksym_name(struct bpf_top *top, const char *tag)
+{
+	const size_t n = ARRAY_SIZE(top->ksyms);
+	const char *name = NULL;
+	size_t i;
+
+	for (i = 1; i <= n && !name; i++) {
+		const char *ksym = top->ksyms[(top->ksym_next + n - i) % n];
+
+		name = ksym ? perf_bpf__ksym_prog(ksym, tag) : NULL;
+	}
+	return name;
+}
+
+/* The program gone since the last refresh with id @id, NULL if none */
+static struct bpf_top_gone *bpf_top__find_gone(struct bpf_top *top, u32 id)
+{
+	int i;
+
+	for (i = 0; i < top->nr_gone; i++) {
+		if (top->gone[i].id == id)
+			return &top->gone[i];
+	}
+	return NULL;
+}
+
+/* The one of id @id, or a new one; NULL if out of memory */
+static struct bpf_top_gone *bpf_top__note_gone(struct bpf_top *top, u32 id)
+{
+	struct bpf_top_gone *g = bpf_top__find_gone(top, id);
+
+	if (g)
+		return g;
+	if (top->nr_gone == top->alloc_gone) {
+		int alloc = top->alloc_gone ? 2 * top->alloc_gone : 16;
+
+		g = realloc(top->gone, alloc * sizeof(*g));
+		if (!g)
+			return NULL;
+		top->gone = g;
+		top->alloc_gone = alloc;
+	}
+	g = &top->gone[top->nr_gone++];
+	memset(g, 0, sizeof(*g));
+	g->id = id;
+	return g;
+}
+
+/*
+ * A BPF ksymbol read: kept, to name programs gone before their look-up,
+ * and naming one whose load record came before it (from another CPU)
+ */
+static void bpf_top__ksymbol(struct bpf_top *top, const struct perf_record_ksymbol *ksym)
+{
+	char **slot = &top->ksyms[top->ksym_next], tag[2 * BPF_TAG_SIZE + 1];
+	const char *name;
+	int i;
+
+	if (ksym->ksym_type != PERF_RECORD_KSYMBOL_TYPE_BPF ||
+	    (ksym->flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER) ||
+	    !perf_bpf__ksym_prog(ksym->name, NULL))
+		return;
+	free(*slot);
+	*slot = strdup(ksym->name);
+	top->ksym_next = (top->ksym_next + 1) % ARRAY_SIZE(top->ksyms);
+	for (i = 0; i < top->nr_gone; i++) {
+		struct bpf_top_gone *g = &top->gone[i];
+
+		if (!g->loaded || g->name)
+			continue;
+		perf_bpf__tag_str(g->tag, tag);
+		name = perf_bpf__ksym_prog(ksym->name, tag);
+		if (name)
+			g->name = strdup(name);
+	}
+}
+
+/*
+ * The load record of a program unloaded before it was read: noted, to
+ * be followed from the next refresh on, from its records alone (named by
+ * its ksymbol, of no known type) for its unload record to say what it
+ * cost.  Not with -p (no process holds it) nor --prog-type (its type is
+ * not known).
+ */
+static void bpf_top__load_gone(struct bpf_top *top, const struct perf_record_bpf_event *bpf)
+{
+	char tag[2 * BPF_TAG_SIZE + 1];
+	struct bpf_top_gone *g;
+	const char *name;
+
+	if (!top->unload_counts || top->pids || top->types)
+		return;
+	g = bpf_top__note_gone(top, bpf->id);
+	if (!g)
+		return;
+	g->loaded = true;
+	memcpy(g->tag, bpf->tag, BPF_TAG_SIZE);
+	perf_bpf__tag_str(bpf->tag, tag);
+	name = bpf_top__ksym_name(top, tag);
+	if (name && !g->name)
+		g->name = strdup(name);
+}
+
+/*
+ * The unload record of a program not followed, with its last counts: one
+ * whose load record is read later in the same pass (from another CPU)
+ * is followed with them.
+ */
+static void bpf_top__unload_gone(struct bpf_top *top, u32 id,
+				 const struct perf_record_bpf_stats_event *stats)
+{
+	struct bpf_top_gone *g;
+
+	if (!top->unload_counts || top->pids || top->types || !stats)
+		return;
+	g = bpf_top__note_gone(top, id);
+	if (!g || g->final)
+		return;
+	g->final = true;
+	g->cnt = stats->run_cnt;
+	g->time = stats->run_time_ns;
+	g->misses = stats->recursion_misses;
+}
+
+/*
+ * At a refresh, follow the programs whose load records were read, gone
+ * already: shown once, gone, with what their unload records said they
+ * cost.  A pass over the rings reads one CPU's after another, and a
+ * refresh may come between two passes: one of the two records may come
+ * in the pass after the other, so a program that has only one is kept
+ * for one more refresh.  The rest (unloads of programs not followed) is
+ * then forgotten.
+ */
+static void bpf_top__follow_gone(struct bpf_top *top)
+{
+	char tag[2 * BPF_TAG_SIZE + 1];
+	int i, kept = 0;
+
+	for (i = 0; i < top->nr_gone; i++) {
+		struct bpf_top_gone *g = &top->gone[i];
+		struct bpf_top_prog *prog;
+		const char *name;
+
+		if (!g->waited && (!g->loaded || !g->final)) {
+			g->waited = true;
+			top->gone[kept++] = *g;
+			continue;
+		}
+		if (!g->loaded || hashmap__find(top->progs, g->id, &prog))
+			goto next;
+		prog = zalloc(sizeof(*prog));
+		if (!prog)
+			goto next;
+		strbuf_init(&prog->attach, 0);
+		if (!g->name) {
+			perf_bpf__tag_str(g->tag, tag);
+			name = bpf_top__ksym_name(top, tag);
+			g->name = name ? strdup(name) : NULL;
+		}
+		prog->desc.id = g->id;
+		prog->desc.name = g->name;
+		g->name = NULL;
+		memcpy(prog->desc.tag, g->tag, BPF_TAG_SIZE);
+		prog->seen_load = true;
+		prog->shown = true;
+		prog->gone = 1;
+		prog->final = g->final;
+		prog->final_cnt = g->cnt;
+		prog->final_time = g->time;
+		prog->final_misses = g->misses;
+		if (!bpf_top__wanted(top, &prog->desc) ||
+		    hashmap__add(top->progs, prog->desc.id, prog))
+			bpf_top_prog__delete(top, prog);
+next:
+		zfree(&g->name);
+	}
+	top->nr_gone = kept;
+}
+
+/*
+ * The unload record of @prog: it is gone, and on a kernel that says so,
+ * these are its last counts.  Should it have been found gone and shown
+ * before the record came, it is shown once more, with the rest.
+ */
+static void bpf_top_prog__unload(struct bpf_top_prog *prog,
+				 const struct perf_record_bpf_stats_event *stats)
+{
+	if (stats && !prog->final) {
+		prog->final = true;
+		prog->final_cnt = stats->run_cnt;
+		prog->final_time = stats->run_time_ns;
+		prog->final_misses = stats->recursion_misses;
+		if (prog->gone > 1)
+			prog->gone = 0;
+	}
+	if (!prog->gone)
+		prog->gone = 1;
 }
 
 /*
@@ -141,18 +342,26 @@ static void bpf_top__scan(struct bpf_top *top, bool loaded)
 /* The side-band callback: programs come and go, links too */
 int bpf_top__record(union perf_event *event, void *data)
 {
+	const struct perf_record_bpf_stats_event *stats;
 	struct bpf_top *top = data;
 	struct bpf_top_prog *prog;
 
 	switch (event->header.type) {
+	case PERF_RECORD_KSYMBOL:
+		bpf_top__ksymbol(top, &event->ksymbol);
+		break;
 	case PERF_RECORD_BPF_EVENT:
 		switch (event->bpf.type) {
 		case PERF_BPF_EVENT_PROG_LOAD:
-			bpf_top__add(top, event->bpf.id, true);
+			if (bpf_top__add(top, event->bpf.id, true) == -ENOENT)
+				bpf_top__load_gone(top, &event->bpf);
 			break;
 		case PERF_BPF_EVENT_PROG_UNLOAD:
-			if (hashmap__find(top->progs, event->bpf.id, &prog) && !prog->gone)
-				prog->gone = 1;
+			stats = bpf_side_band__unload_stats(top->evlist, event);
+			if (hashmap__find(top->progs, event->bpf.id, &prog))
+				bpf_top_prog__unload(prog, stats);
+			else
+				bpf_top__unload_gone(top, event->bpf.id, stats);
 			break;
 		case PERF_BPF_EVENT_LINK_ATTACH:
 		case PERF_BPF_EVENT_LINK_DETACH:
@@ -503,10 +712,34 @@ static void bpf_top__read_counts(struct bpf_top *top, struct bpf_top_prog *prog)
 }
 
 /*
+ * The window of @prog, gone, ends with its final counts: false if it has
+ * none, or no baseline (there before, never read).
+ */
+static bool bpf_top_prog__final_window(struct bpf_top_prog *prog)
+{
+	if (!prog->final || (!prog->read && !prog->seen_load))
+		return false;
+	/* loaded since start: its counts begin at 0 */
+	prog->read = true;
+	if (prog->final_cnt < prog->cnt || prog->final_time < prog->time ||
+	    prog->final_misses < prog->misses)
+		return false;
+	prog->win_cnt = prog->final_cnt - prog->cnt;
+	prog->win_time = prog->final_time - prog->time;
+	prog->win_misses = prog->final_misses - prog->misses;
+	prog->cnt = prog->final_cnt;
+	prog->time = prog->final_time;
+	prog->misses = prog->final_misses;
+	return true;
+}
+
+/*
  * Read every program's run time and count, shown or not (-p may show it
  * later): the window's figures are what they grew by since the last
- * read.  A program the kernel no longer has is gone even if its unload
- * record was lost; it keeps the figures of its last window.
+ * read.  A program gone ends its last window with the counts of its
+ * unload record.  One the kernel no longer has is gone even if its
+ * unload record was lost (or came without counts); it keeps the figures
+ * of its last window, which -x and -j do not repeat.
  */
 static void bpf_top__read_stats(struct bpf_top *top)
 {
@@ -527,9 +760,15 @@ static void bpf_top__read_stats(struct bpf_top *top)
 			if (prog->gone++ > 1) {
 				hashmap__delete(top->progs, prog->desc.id, NULL, NULL);
 				bpf_top_prog__delete(top, prog);
+			} else {
+				prog->exact = bpf_top_prog__final_window(prog);
 			}
 			continue;
 		}
+		/* nothing in this window unless read below */
+		prog->win_time = 0;
+		prog->win_cnt = 0;
+		prog->win_misses = 0;
 		fd = bpf_prog_get_fd_by_id(prog->desc.id);
 		if (fd < 0) {
 			if (errno == ENOENT)
@@ -663,7 +902,7 @@ void bpf_top__title(struct bpf_top *top, struct bpf_top_prog **v, int nr, u64 wi
 	int i;
 
 	for (i = 0; i < nr; i++) {
-		if (!v[i]->gone)
+		if (!v[i]->gone || v[i]->exact)
 			all += v[i]->win_time;
 	}
 	snprintf(line, size,
@@ -731,7 +970,8 @@ void bpf_top__row(struct bpf_top *top, struct bpf_top_prog *prog, u64 window,
 		      "%8u %-16.16s %-14.14s %10.1f %9" PRIu64 " %7.2f %7.2f %12" PRIu64
 		      " %12.3f %8" PRIu64,
 		      prog->desc.id, name,
-		      perf_bpf__prog_type_name(prog->desc.type, type, sizeof(type)),
+		      prog->desc.type_known ?
+		      perf_bpf__prog_type_name(prog->desc.type, type, sizeof(type)) : "-",
 		      window ? (double)prog->win_cnt * NSEC_PER_SEC / window : 0,
 		      bpf_top_prog__avg(prog), one, one / top->nr_cpus,
 		      prog->cnt - prog->base_cnt,
@@ -773,6 +1013,7 @@ u64 bpf_top__refresh(struct bpf_top *top)
 		bpf_top__read_links(top);
 	if (top->nr_events)
 		bpf_top__update_counts(top);
+	bpf_top__follow_gone(top);
 	now = bpf_side_band__now_ns();
 	top->window = now - top->last;
 	bpf_top__read_stats(top);
@@ -988,6 +1229,11 @@ void bpf_top__exit(struct bpf_top *top)
 	intlist__delete(top->ids);
 	intlist__delete(top->pids);
 	intlist__delete(top->own);
+	for (i = 0; i < ARRAY_SIZE(top->ksyms); i++)
+		free(top->ksyms[i]);
+	for (i = 0; i < (size_t)top->nr_gone; i++)
+		free(top->gone[i].name);
+	free(top->gone);
 	evlist__delete(top->events);
 	perf_cpu_map__put(top->cpus);
 	if (top->columns) {

@@ -38,9 +38,11 @@ struct bpf_top_count {
 /*
  * A program's run time and count, as the kernel counts them while
  * BPF_ENABLE_STATS is held (kernel.bpf_stats_enabled), and its recursion
- * misses (runs the kernel skipped as the program was running on that CPU
- * already), counted always: read once a window, the figures of the
- * window are the differences between two reads.
+ * misses (runs the kernel skipped as a BPF program was running on that
+ * CPU already), counted always: read once a window, the figures of the
+ * window are the differences between two reads.  The kernel's last
+ * counts of a program come in its unload record (on a kernel that adds
+ * them): the window it went in ends with them.
  */
 struct bpf_top_prog {
 	struct bpf_prog_desc	desc;
@@ -54,6 +56,11 @@ struct bpf_top_prog {
 	u64			win_time;	/* over the last window */
 	u64			win_cnt;
 	u64			win_misses;
+	u64			final_time;	/* from its unload record, if final */
+	u64			final_cnt;
+	u64			final_misses;
+	bool			final;
+	bool			exact;		/* gone, the window ends with the final counts */
 	bool			read;		/* read at least once */
 	bool			seen_load;	/* its load record was read */
 	bool			shown;		/* passes -p */
@@ -61,6 +68,22 @@ struct bpf_top_prog {
 	struct bpf_top_count	*counts;	/* -e: one an event, NULL if not counted */
 	bool			counts_failed;	/* the profiler cannot attach to it */
 	bool			unheld_said;	/* -v said it is not counted, held by nothing */
+};
+
+/*
+ * A program gone before it could be looked up, or one not followed that
+ * is unloaded: from its records since the last refresh
+ */
+struct bpf_top_gone {
+	u32			id;
+	u8			tag[BPF_TAG_SIZE];
+	char			*name;		/* its ksymbol's, NULL if not read */
+	bool			loaded;		/* its load record was read */
+	bool			final;		/* its unload record gave its last counts */
+	bool			waited;		/* kept over a refresh for its other record */
+	u64			cnt;
+	u64			time;
+	u64			misses;
 };
 
 enum bpf_top_key {
@@ -108,6 +131,16 @@ struct bpf_top {
 	bool			stats_were_on;
 	bool			delay_set;	/* -d given */
 	bool			links_always;	/* no link records: read links each refresh */
+	bool			unload_counts;	/* unload records give a program's last counts */
+	/*
+	 * The names of the last program ksymbols read, bpf_prog_<tag>_<name>:
+	 * those of programs gone before their load record was read
+	 */
+	char			*ksyms[16];
+	int			ksym_next;
+	struct bpf_top_gone	*gone;		/* read since the last refresh or two */
+	int			nr_gone;
+	int			alloc_gone;
 	bool			stdio;
 	bool			json;
 	u32			last_id;	/* the highest program id when records began */

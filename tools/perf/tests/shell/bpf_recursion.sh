@@ -3,17 +3,20 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The bpf_links workload's pbt_recursion, an fentry program on
-# htab_map_delete_elem that deletes from a hash map of its own, runs at
-# each delete the workload makes, and within that run enters
-# htab_map_delete_elem again, where the kernel does not run it but counts
-# a recursion miss: a miss a run, counted whether BPF statistics are on
-# or not.  perf bpf list (-j, -x and text) must show the misses bpftool
-# shows before and after it, at least the deletes made, and the
-# instructions the verifier went through as the verifier's own log said
-# when the workload loaded it (bpftool does not show them).  perf bpf
-# top -j, watching while the workload makes more deletes, must count
-# them in its windows, which add up to its total, and that total must be
-# what bpftool saw added while it ran.
+# htab_map_delete_elem, runs at each delete the workload makes.  For a
+# delete from another map (pbt_other), it deletes from its own map,
+# entering htab_map_delete_elem again, where the kernel does not run it
+# but counts a recursion miss; for one from its own map, it does not:
+# "run N" makes N runs and N misses, "own N" N runs and no miss.  Misses
+# are counted whether BPF statistics are on or not.  perf bpf list (-j,
+# -x and text) must show the misses bpftool shows before and after it,
+# at least the N made, and the instructions the verifier went through
+# as the verifier's own log said when the workload loaded the program
+# (bpftool does not show them).  perf bpf top -j, watching while the
+# workload makes 7 runs with a miss and 4 without, must count the runs
+# and the misses apart in its windows, which add up to its totals, each
+# at least what the workload made and at most what bpftool saw added
+# while it ran.
 
 set -u
 # shellcheck source=lib/perf_bpf.sh
@@ -22,21 +25,33 @@ set -u
 pbt_require bpftool python3
 tmp=$(bpf_test_dir)
 first=5
-more=7
+missed=7
+own=4
 
-# misses: pbt_recursion's recursion misses, as bpftool shows them
-misses() {
+# counts: pbt_recursion's runs and misses, as bpftool shows them
+counts() {
 	bpftool prog show id "$id" -j 2>"$tmp/bpftool.err" |
-		python3 -c 'import json, sys; print(json.load(sys.stdin).get("recursion_misses", 0))' ||
+		python3 -c 'import json, sys; p = json.load(sys.stdin)
+print(p.get("run_cnt", 0), p.get("recursion_misses", 0))' ||
 		bpf_test_fail "bpftool prog show id $id: $(cat "$tmp/bpftool.err")"
 }
 
-# ran N: the workload deletes N times, and has
+# ran ORDER N: the workload deletes N times (ORDER: run or own), and has
+# (each N is another: the reply tells which order it is to)
 ran() {
-	pbt_links_tell rec "run $1"
-	pbt_wait 60 grep -qx "ran $1" "$tmp/rec.out" ||
-		bpf_test_fail "bpf_links recursion did not run $1 deletes within 60 s:" \
+	pbt_links_tell rec "$1 $2"
+	pbt_wait 60 grep -qx "ran $2" "$tmp/rec.out" ||
+		bpf_test_fail "bpf_links recursion did not make $2 deletes within 60 s:" \
 			"$(cat "$tmp/rec.err")"
+}
+
+# started: the workload is ready, or ended; skip if its kernel cannot
+started() {
+	grep -qx ready "$tmp/rec.out" && return 0
+	bpf_test_gone "$pid" || return 1
+	pbt_reap "$pid"
+	[ $? != 3 ] || bpf_test_skip "$(cat "$tmp/rec.err")"
+	bpf_test_fail "bpf_links recursion ended before it was ready: $(cat "$tmp/rec.err")"
 }
 
 mkfifo "$tmp/rec.ctl"
@@ -45,7 +60,7 @@ pid=$!
 bpf_test_track $pid
 echo $pid >"$tmp/rec.pid"
 exec 3>"$tmp/rec.ctl"
-pbt_wait 120 pbt_links_ready rec ||
+pbt_wait 120 started ||
 	bpf_test_fail "bpf_links recursion not ready within 120 s:" \
 		"$(cat "$tmp/rec.out" "$tmp/rec.err")"
 read -r id insns < <(awk '$1 == "prog" && $2 == "recursion" { print $3, $5 }' "$tmp/rec.out")
@@ -53,7 +68,7 @@ read -r id insns < <(awk '$1 == "prog" && $2 == "recursion" { print $3, $5 }' "$
 	bpf_test_fail "no program id or verifier count from bpf_links recursion:" \
 		"$(cat "$tmp/rec.out" "$tmp/rec.err")"
 
-ran $first
+ran run $first
 bpftool prog show id "$id" -j >"$tmp/before.json" 2>"$tmp/bpftool.err" ||
 	bpf_test_fail "bpftool prog show id $id: $(cat "$tmp/bpftool.err")"
 perf bpf list -j >"$tmp/list.json" 2>"$tmp/list.err" ||
@@ -67,33 +82,40 @@ bpftool prog show id "$id" -j >"$tmp/after.json" 2>"$tmp/bpftool.err" ||
 
 # perf bpf top, from its first window to one that counts the deletes
 # made while it ran
-top_before=$(misses)
+read -r runs0 misses0 < <(counts)
 perf bpf top -j -I 300 --id "$id" -o "$tmp/top.out" 2>"$tmp/top.err" &
 top=$!
 bpf_test_track $top
-lines() {
-	[ "$(wc -l <"$tmp/top.out" 2>/dev/null || echo 0)" -gt "$1" ]
+printed() {
+	[ -s "$tmp/top.out" ]
 }
-pbt_wait 60 lines 0 ||
+pbt_wait 60 printed ||
 	bpf_test_fail "perf bpf top printed nothing within 60 s: $(cat "$tmp/top.err")"
-ran $more
-# counted N: a window of perf bpf top counts N misses or more in all
+ran run $missed
+ran own $own
+# counted RUNS MISSES: a window of perf bpf top counts that many or more in all
 counted() {
-	grep -o '"recursion_misses_total":[0-9]*' "$tmp/top.out" |
-		awk -F: -v n="$1" '$2 >= n { found = 1 } END { exit !found }'
+	tail -n 1 "$tmp/top.out" | python3 -c 'import json, sys
+try:
+    w = json.loads(sys.stdin.read())
+except ValueError:
+    sys.exit(1)
+sys.exit(not (w["run_cnt_total"] >= int(sys.argv[1]) and
+              w["recursion_misses_total"] >= int(sys.argv[2])))' "$1" "$2"
 }
-pbt_wait 60 counted $more ||
-	bpf_test_fail "no window of perf bpf top counts the $more misses within 60 s:" \
-		"$(tail -n 1 "$tmp/top.out") $(cat "$tmp/top.err")"
+pbt_wait 60 counted $((missed + own)) $missed ||
+	bpf_test_fail "no window of perf bpf top counts $((missed + own)) runs and $missed" \
+		"misses within 60 s: $(tail -n 1 "$tmp/top.out") $(cat "$tmp/top.err")"
 kill -INT $top
 pbt_wait_gone $top 60 || bpf_test_fail "perf bpf top still running 60 s after SIGINT"
 pbt_reap $top || bpf_test_fail "perf bpf top: exit $?: $(cat "$tmp/top.err")"
-top_after=$(misses)
+read -r runs1 misses1 < <(counts)
 
-python3 - "$tmp" "$id" "$insns" "$first" "$more" "$top_before" "$top_after" <<'EOF' ||
+python3 - "$tmp" "$id" "$insns" "$first" "$missed" "$own" "$runs0" "$runs1" "$misses0" \
+	"$misses1" <<'EOF' ||
 import json, re, sys
 
-tmp, pid, insns, first, more, t0, t1 = sys.argv[1], *map(int, sys.argv[2:])
+tmp, pid, insns, first, missed, own, r0, r1, m0, m1 = sys.argv[1], *map(int, sys.argv[2:])
 errors = []
 def fail(msg):
     errors.append(msg)
@@ -127,23 +149,26 @@ m = re.search(r" missed (\d+) runs insns (\d+) ", line[0]) if line else None
 if not m or not lo <= int(m[1]) <= hi or int(m[2]) != insns:
     fail(f"perf bpf list: {line}, want 'missed N runs' with N in [{lo}, {hi}], 'insns {insns}'")
 
-# perf bpf top: its windows add up to its total, which holds the deletes
+# perf bpf top: its windows add up to its totals, which hold the deletes
 # made while it ran and no more than bpftool saw added
 wins = [json.loads(l) for l in open(f"{tmp}/top.out")]
 wins = [w for w in wins if w["prog_id"] == pid]
 if not wins:
     fail(f"perf bpf top -j never showed program {pid}")
 else:
-    total = wins[-1]["recursion_misses_total"]
-    if sum(w["recursion_misses"] for w in wins) != total:
-        fail(f"perf bpf top: windows of {[w['recursion_misses'] for w in wins]} misses, "
-             f"total {total}")
-    if not more <= total <= t1 - t0:
-        fail(f"perf bpf top: {total} misses in all, want {more} to {t1 - t0} "
-             f"(bpftool: {t0} before it, {t1} after)")
+    for key, lo_, hi_ in (("run_cnt", missed + own, r1 - r0),
+                          ("recursion_misses", missed, m1 - m0)):
+        total = wins[-1][f"{key}_total"]
+        if sum(w[key] for w in wins) != total:
+            fail(f"perf bpf top: windows of {[w[key] for w in wins]} {key}, total {total}")
+        if not lo_ <= total <= hi_:
+            fail(f"perf bpf top: {key}_total {total}, want {lo_} to {hi_} (what bpftool "
+                 f"saw added while it ran)")
     if any(w["verified_insns"] != insns for w in wins):
         fail(f"perf bpf top: verified_insns {wins[-1]['verified_insns']}, the verifier {insns}")
-    print(f"perf bpf top: {total} misses in {len(wins)} windows; bpftool {t0} -> {t1}")
+    print(f"perf bpf top: {wins[-1]['run_cnt_total']} runs and "
+          f"{wins[-1]['recursion_misses_total']} misses in {len(wins)} windows; bpftool "
+          f"{r0} -> {r1} runs, {m0} -> {m1} misses")
 print(f"perf bpf list: misses in [{lo}, {hi}], verified_insns {insns}")
 for e in errors:
     print("FAIL:", e)

@@ -41,19 +41,8 @@ stats_are() {
 	[ "$(cat /proc/sys/kernel/bpf_stats_enabled)" = "$1" ]
 }
 
-# holds_stats PID: PID holds the fd of BPF_ENABLE_STATS (the sysctl does
-# not show what such fds turn on)
-holds_stats() {
-	local fd
-
-	for fd in "/proc/$1/fd"/*; do
-		[ "$(readlink "$fd" 2>/dev/null)" = anon_inode:bpf-stats ] && return 0
-	done
-	return 1
-}
-
 for p in /proc/[0-9]*; do
-	! holds_stats "${p#/proc/}" ||
+	! pbt_holds_stats "${p#/proc/}" ||
 		bpf_test_skip "process ${p#/proc/} holds BPF stats on (BPF_ENABLE_STATS)"
 done
 
@@ -68,7 +57,7 @@ run_top() {
 	pid=$!
 	bpf_test_track $pid
 	echo $pid >"$tmp/$name.pid"
-	pbt_wait 60 holds_stats $pid ||
+	pbt_wait 60 pbt_holds_stats $pid ||
 		bpf_test_fail "perf bpf top $* did not turn stats on within 60 s:" \
 			"$(cat "$tmp/$name.err")"
 }

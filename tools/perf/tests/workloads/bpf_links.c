@@ -51,14 +51,16 @@
  *
  *   perf test -w bpf_links recursion
  *	Load an fentry program named pbt_recursion on htab_map_delete_elem
- *	that deletes a key of its own hash map, pbt_recursion, and attach it
- *	through a link: each of its runs enters htab_map_delete_elem again,
- *	where the kernel does not run it a second time but counts a
- *	recursion miss.  Print "prog recursion ID pbt_recursion INSNS",
- *	INSNS the instructions the verifier says it processed (its log's
- *	statistics), and "ready"; for each line "run N" on stdin, delete a
- *	key of the map N times and print "ran N"; at any other line, or the
- *	end, close all.
+ *	that, unless the delete is from its own hash map (pbt_recursion),
+ *	deletes a key of that map, and attach it through a link: such a run
+ *	enters htab_map_delete_elem again, where the kernel does not run it
+ *	a second time but counts a recursion miss.  Print "prog recursion
+ *	ID pbt_recursion INSNS", INSNS the instructions the verifier says it
+ *	processed (its log's statistics), and "ready"; for each line "run
+ *	N" on stdin, delete a key of another hash map, pbt_other, N times (N
+ *	runs, N misses), for "own N" one of its own map (N runs, no miss),
+ *	and print "ran N"; at any other line, or the end, close all.  Exit
+ *	3 if the kernel's BTF has no htab_map_delete_elem.
  *
  *   perf test -w bpf_links many N
  *	Load N socket filter programs named pbt_many (raising the limit on
@@ -607,11 +609,15 @@ static int bpf_links_runs(void)
 static int bpf_links_recursion(void)
 {
 	struct bpf_insn insns[] = {
-		/* r1 = the map */
+		/* r2 = the map deleted from (the traced function's first argument) */
+		{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_1 },
+		/* r1 = its own map; nothing more if that is the one */
 		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
 		  .src_reg = BPF_PSEUDO_MAP_FD },
 		{},
-		/* *(u32 *)(r10 - 4) = 0; r2 = r10 - 4 */
+		{ .code = BPF_JMP | BPF_JEQ | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_1,
+		  .off = 4 },
+		/* *(u32 *)(r10 - 4) = 0; r2 = r10 - 4; delete that key of its own map */
 		{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = BPF_REG_10, .off = -4 },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_10 },
 		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2, .imm = -4 },
@@ -620,22 +626,26 @@ static int bpf_links_recursion(void)
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, opts);
-	int map_fd, fd, link_fd, btf_id, n, i;
-	char line[32], func[64], log[256] = "";
+	int own_fd, other_fd, fd, link_fd, btf_id, n, i;
+	char line[32], func[64], log[1024] = "";
 	const char *stats;
 	u32 key = 0, verified = 0;
 
 	btf_id = bpf_links_func("htab_map_delete_elem", func, sizeof(func));
-	if (btf_id < 0)
-		return bpf_links_fail("no htab_map_delete_elem in the kernel's BTF");
-	map_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "pbt_recursion", sizeof(u32), sizeof(u32),
+	if (btf_id < 0) {
+		fprintf(stderr, "bpf_links workload: no htab_map_delete_elem in the kernel's BTF\n");
+		return 3;
+	}
+	own_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "pbt_recursion", sizeof(u32), sizeof(u32),
 				1, NULL);
-	if (map_fd < 0)
-		return bpf_links_fail("hash map pbt_recursion");
-	insns[0].imm = map_fd;
+	other_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "pbt_other", sizeof(u32), sizeof(u32),
+				  1, NULL);
+	if (own_fd < 0 || other_fd < 0)
+		return bpf_links_fail("hash maps pbt_recursion and pbt_other");
+	insns[1].imm = own_fd;
 	opts.expected_attach_type = BPF_TRACE_FENTRY;
 	opts.attach_btf_id = btf_id;
-	/* BPF_LOG_STATS: "processed N insns ..." and no more */
+	/* BPF_LOG_STATS: a few lines of statistics, "processed N insns ..." first */
 	opts.log_level = 4;
 	opts.log_buf = log;
 	opts.log_size = sizeof(log);
@@ -652,8 +662,16 @@ static int bpf_links_recursion(void)
 	printf("prog recursion %u pbt_recursion %u\nready\n", bpf_links_prog_id(fd), verified);
 	fflush(stdout);
 
-	while (fgets(line, sizeof(line), stdin) && sscanf(line, "run %d", &n) == 1) {
-		/* ENOENT: the key is not there, after the program's own delete */
+	while (fgets(line, sizeof(line), stdin)) {
+		int map_fd;
+
+		if (sscanf(line, "run %d", &n) == 1)
+			map_fd = other_fd;
+		else if (sscanf(line, "own %d", &n) == 1)
+			map_fd = own_fd;
+		else
+			break;
+		/* ENOENT: the maps stay empty */
 		for (i = 0; i < n; i++)
 			bpf_map_delete_elem(map_fd, &key);
 		printf("ran %d\n", n);
@@ -661,7 +679,8 @@ static int bpf_links_recursion(void)
 	}
 	close(link_fd);
 	close(fd);
-	close(map_fd);
+	close(own_fd);
+	close(other_fd);
 	return 0;
 }
 
@@ -795,8 +814,9 @@ static int bpf_links(int argc, const char **argv)
 		return bpf_links_many(atoi(argv[1]));
 	if (argc == 3 && !strcmp(argv[0], "many"))
 		return bpf_links_many_links(atoi(argv[1]), argv[2]);
-	fprintf(stderr, "usage: %s links CGROUP [FUNC] | short N | runs | recursion | many N [CGROUP]\n",
+	fprintf(stderr, "usage: %s links CGROUP [FUNC] | short N | runs | recursion\n",
 		__func__);
+	fprintf(stderr, "       %s many N [CGROUP]\n", __func__);
 	fprintf(stderr, "       %s churn CGROUP|- SECS [RATE]\n", __func__);
 	return 1;
 }

@@ -192,6 +192,17 @@ pbt_links_go() {
 	[ $rc = 0 ] || bpf_test_fail "bpf_links $1: exit $rc, want 0: $(cat "$bpf_test_tmp/$1.err")"
 }
 
+# pbt_holds_stats PID: PID holds the fd of BPF_ENABLE_STATS (the sysctl
+# does not show what such fds turn on)
+pbt_holds_stats() {
+	local fd
+
+	for fd in "/proc/$1/fd"/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = anon_inode:bpf-stats ] && return 0
+	done
+	return 1
+}
+
 # pbt_events NAME [perf bpf events options]: start perf bpf events, its
 # output in $bpf_test_tmp/NAME.out, errors in NAME.err, its pid in NAME.pid.
 # Returns once it shows records: a short-lived program, pbt_short, is
