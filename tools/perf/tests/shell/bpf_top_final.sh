@@ -48,7 +48,8 @@ runs() {
 tell() {
 	(echo "$3" >&"$2") 2>/dev/null || bpf_test_fail "bpf_links runs ($1) took no '$3'"
 	[ -z "${4:-}" ] || pbt_wait 60 grep -q "^$4" "$tmp/$1.out" ||
-		bpf_test_fail "bpf_links runs ($1) did not say '$4' within 60 s: $(cat "$tmp/$1.err")"
+		bpf_test_fail "bpf_links runs ($1) did not say '$4' within 60 s:" \
+			"$(cat "$tmp/$1.err")"
 }
 
 # quit NAME FD: the workload unloads its program and ends
@@ -144,7 +145,8 @@ if len(gone) != 1 or rb[-1] is not gone[0]:
 elif gone[0]["run_cnt"] < 400:
     fail(f"B ({b}): {gone[0]['run_cnt']} runs in the window it went in, want the 400 "
          f"it ran then")
-if rb and (sum(r["run_cnt"] for r in rb) != final.get(b) or rb[-1]["run_cnt_total"] != final.get(b)):
+if rb and (sum(r["run_cnt"] for r in rb) != final.get(b) or
+           rb[-1]["run_cnt_total"] != final.get(b)):
     fail(f"B ({b}): windows {[r['run_cnt'] for r in rb]}, total {rb[-1]['run_cnt_total']}, "
          f"want both {final.get(b)} (its unload record)")
 elif rb:

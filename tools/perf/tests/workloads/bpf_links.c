@@ -619,7 +619,8 @@ static int bpf_links_recursion(void)
 		  .off = 4 },
 		/* *(u32 *)(r10 - 4) = 0; r2 = r10 - 4; delete that key of its own map */
 		{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = BPF_REG_10, .off = -4 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_10 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2,
+		  .src_reg = BPF_REG_10 },
 		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2, .imm = -4 },
 		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_delete_elem },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
@@ -633,7 +634,8 @@ static int bpf_links_recursion(void)
 
 	btf_id = bpf_links_func("htab_map_delete_elem", func, sizeof(func));
 	if (btf_id < 0) {
-		fprintf(stderr, "bpf_links workload: no htab_map_delete_elem in the kernel's BTF\n");
+		fprintf(stderr, "bpf_links workload: %s\n",
+			"no htab_map_delete_elem in the kernel's BTF");
 		return 3;
 	}
 	own_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "pbt_recursion", sizeof(u32), sizeof(u32),
