@@ -19,7 +19,7 @@ MK := $(CURDIR)/mk
 VM := $(CURDIR)/selftests/vm/run-vm.sh
 
 .DEFAULT_GOAL := help
-.PHONY: help deps base apply kernel kernel-base kernel-debug kernel-bpf kernel-bpf-base \
+.PHONY: help deps base apply kernel kernel-base kernel-debug kernel-kcsan kernel-bpf kernel-bpf-base \
 	bpf-selftests perf perf-base perf-rev tools build run check check-debug check-bpf vm perf-test-compare bench-links bench-bperf bench-perf-bpf bench-bpf-top bench-perf-bpf-scale refresh series series-check overlay-check clean distclean
 
 help:
@@ -60,6 +60,8 @@ kernel-base: base
 	@$(MK)/kernel.sh base
 kernel-debug: apply
 	@$(MK)/kernel.sh debug
+kernel-kcsan: apply
+	@$(MK)/kernel.sh kcsan
 kernel-bpf: apply
 	@$(MK)/kernel.sh bpf
 kernel-bpf-base: base
@@ -91,12 +93,17 @@ run: $(VM_DEPS)
 # the end, whether the tests pass or fail, unless the run ended before the
 # VM (CHECK_T0 is when this make began: older times are another run's).
 check: export CHECK_T0 := $(shell date +%s)
+# The project's commit as make starts ("changed" with changes not
+# committed): check.sh counts a part's verdict only for what was built.
+check check-debug: export CHECK_REV0 := $(shell cd '$(TOP)' && r=$$(git rev-parse HEAD 2>/dev/null) && \
+	[ -z "$$(git status --porcelain 2>/dev/null)" ] && echo $$r || echo changed)
 check: $(VM_DEPS)
 	@rc=0; CHECK_PART='$(PART)' $(TOP)/selftests/runners/check.sh || rc=$$?; \
 	res=$$(readlink -f "$(BUILD_DIR)/results/latest"); \
 	if [ $$rc != 0 ]; then :; \
 	elif [ "$(SERIES_CHECK)" = 0 ]; then echo 'series-check skipped (SERIES_CHECK=0)'; \
-	elif [ -n '$(PART)' ]; then echo 'series-check skipped (PART: one part of the VM tests)'; \
+	elif [ -n '$(filter-out all,$(PART))' ]; then \
+		echo 'series-check skipped (PART: one part of the VM tests)'; \
 	else t=$$(date +%s); $(MK)/series-check.sh || rc=$$?; \
 		printf 'series-check\t%s\n' $$(($$(date +%s) - t)) >>"$$res/times"; fi; \
 	if [ "$$(stat -c %Y "$$res/times" 2>/dev/null || echo 0)" -ge "$$CHECK_T0" ]; then \

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # Configure and build a kernel for the test VM (a bzImage; no modules but
 # for check-bpf).
-#   mk/kernel.sh [applied|base|debug|bpf|bpf-base]
+#   mk/kernel.sh [applied|base|debug|kcsan|bpf|bpf-base]
 # "applied" (default) builds $BUILD_DIR/src into $BUILD_DIR/kernel, "base"
 # builds the pristine tree into $BUILD_DIR/pristine/kernel, and "debug"
 # builds $BUILD_DIR/src with debug.config on top (KASAN, lockdep,
-# kmemleak...) into $BUILD_DIR/debug/kernel.  "bpf" and "bpf-base" build
+# kmemleak...) into $BUILD_DIR/debug/kernel, "kcsan" with kcsan.config
+# (data races) into $BUILD_DIR/kcsan/kernel.  "bpf" and "bpf-base" build
 # the applied and the pristine tree, into bpf-kernel/ beside their src/,
 # with one configuration for both: vm.config, the BPF selftests' own
 # fragment (tools/testing/selftests/bpf/config of the pristine tree),
@@ -20,9 +21,9 @@
 which=${1:-applied}
 frags="$TOP/selftests/vm/configs/vm.config $TOP/selftests/vm/configs/tests.config"
 case $which in
-debug)
-	tree=$SRC obj=$BUILD_DIR/debug/kernel
-	frags="$frags $TOP/selftests/vm/configs/debug.config"
+debug|kcsan)
+	tree=$SRC obj=$BUILD_DIR/$which/kernel
+	frags="$frags $TOP/selftests/vm/configs/$which.config"
 	;;
 bpf|bpf-base)
 	if [ "$which" = bpf ]; then root=$(build_root applied); else root=$(build_root base); fi

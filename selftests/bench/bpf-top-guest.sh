@@ -138,10 +138,23 @@ else
 fi
 kill -INT $t
 wait $t
+# and with perf bpf top --hist timing each run, once its programs are
+# attached
+perf bpf top -j -I 1000000 --hist --id "$id" -o /dev/null 2>/tmp/hist.err &
+t=$!
+pids="$pids $t"
+if wait_for 60 holds $t bpf_link; then
+	hist=$(timed) || hist=n/a
+else
+	echo "perf bpf top --hist did not attach: $(cat /tmp/hist.err)"
+	hist=n/a
+fi
+kill -INT $t
+wait $t
 echo detach >&4
 wait_for 60 grep -qx detached /tmp/runs.out
 none=$(timed) || none=n/a
-awk -v none="$none" -v off="$off" -v on="$on" -v ev="$ev" '
+awk -v none="$none" -v off="$off" -v on="$on" -v ev="$ev" -v hist="$hist" '
 function ok(x) { return x ~ /^[0-9.]+$/ }
 function diff(a, b) { return ok(a) && ok(b) ? sprintf("%.1f", a - b) : "n/a" }
 BEGIN {
@@ -153,6 +166,9 @@ BEGIN {
 	r = ok(ev) && ok(off) && ok(none) && off > none ? \
 		sprintf("%.3f", (ev - none) / (off - none)) : "n/a"
 	printf "program stats on and -e cpu-clock,%s,%s,%s\n", ev, diff(ev, none), r
+	r = ok(hist) && ok(off) && ok(none) && off > none ? \
+		sprintf("%.3f", (hist - none) / (off - none)) : "n/a"
+	printf "program stats on and --hist,%s,%s,%s\n", hist, diff(hist, none), r
 }' >>"$JOB/runs.csv"
 echo go >&4
 exit 0

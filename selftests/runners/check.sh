@@ -45,17 +45,19 @@ esac
 in_part() { [ "$part" = all ] || [ "$part" = "$1" ]; }
 # What is tested: the project's commit, or "changed" with any change to
 # it, untracked files too (the overlay takes every file under its
-# directories), or when what was built last is booted (NOBUILD).
+# directories), when what was built last is booted (NOBUILD), when git
+# cannot tell, or when it differs from what the Makefile saw before the
+# build (CHECK_REV0).
 revision() {
-	local r
+	local r st
 
-	r=$(git -C "$TOP" rev-parse HEAD 2>/dev/null) || r=unknown
-	if [ -n "${NOBUILD:-}" ] || [ -n "$(git -C "$TOP" status --porcelain 2>/dev/null)" ]; then
-		r=changed
-	fi
+	r=$(git -C "$TOP" rev-parse HEAD 2>/dev/null) &&
+		st=$(git -C "$TOP" status --porcelain 2>/dev/null) || r=changed
+	[ -z "${NOBUILD:-}" ] && [ -z "$st" ] || r=changed
 	echo "$r"
 }
 rev=$(revision)
+[ -z "${CHECK_REV0+set}" ] || [ "$CHECK_REV0" = "$rev" ] || rev=changed
 tag=$suite
 [ "$part" = all ] || tag=$suite-$part
 res=$BUILD_DIR/results/$tag-$(date +%Y%m%d-%H%M%S)

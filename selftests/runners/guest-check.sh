@@ -98,7 +98,11 @@ while read -r p t; do
 	}
 	in_part "$p" || continue
 	t0=$(date +%s)
-	perf test -vv "$t" </dev/null 2>&1 | tee -a "$JOB/perf-test.log"
+	perf test -vv "$t" </dev/null 2>&1 | tee /tmp/perf-test.out
+	cat /tmp/perf-test.out >>"$JOB/perf-test.log"
+	# a description that matches no test runs nothing, silently
+	grep -Eq ': (Ok|FAILED!|Skip)' /tmp/perf-test.out ||
+		echo "'$p $t' runs no perf test" >>"$JOB/perf-test-errors"
 	printf '%s\t%s\n' $(($(date +%s) - t0)) "$t" >>"$JOB/perf-test-times"
 done
 if in_part core; then

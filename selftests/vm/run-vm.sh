@@ -3,7 +3,7 @@
 # Boot the built kernel in QEMU and run one command in it as root.
 #
 #   selftests/vm/run-vm.sh [options] [--] [COMMAND...]
-#     --kernel applied|base|debug|bpf|bpf-base
+#     --kernel applied|base|debug|kcsan|bpf|bpf-base
 #                            which kernel to boot (default applied)
 #     --timeout SECONDS      watchdog: kill the VM after this long (default 1800)
 #     --log FILE             also write the console to FILE
@@ -35,10 +35,10 @@ done
 case $kernel in
 applied) bzimage=$KOBJ/arch/x86/boot/bzImage ;;
 base)	bzimage=$KOBJ_BASE/arch/x86/boot/bzImage ;;
-debug)	bzimage=$BUILD_DIR/debug/kernel/arch/x86/boot/bzImage ;;
+debug|kcsan) bzimage=$BUILD_DIR/$kernel/kernel/arch/x86/boot/bzImage ;;
 bpf)	bzimage=$BUILD_DIR/bpf-kernel/arch/x86/boot/bzImage ;;
 bpf-base) bzimage=$BUILD_DIR/pristine/bpf-kernel/arch/x86/boot/bzImage ;;
-*)	die "--kernel takes applied, base, debug, bpf or bpf-base" ;;
+*)	die "--kernel takes applied, base, debug, kcsan, bpf or bpf-base" ;;
 esac
 [ -f "$bzimage" ] || die "$bzimage missing: run 'make build' (or 'make kernel-$kernel') first"
 [ -x "$TOBJ/vm/vm-poweroff" ] || die "VM helpers missing: run 'make build' first"

@@ -1792,7 +1792,8 @@ out:
 static void bpf_top__print_counts(struct bpf_top *top, struct bpf_top_prog *prog)
 {
 	struct bpf_out *out = &top->out;
-	const char **key = top->columns + ARRAY_SIZE(bpf_top_columns) - 1;
+	const char **key = top->columns + ARRAY_SIZE(bpf_top_columns) - 1 +
+			   (top->hist ? BPF_TOP_NR_HIST_COLUMNS : 0);
 	int i;
 
 	for (i = 0; i < top->nr_events; i++, key += 3) {
@@ -1814,6 +1815,49 @@ static void bpf_top__print_counts(struct bpf_top *top, struct bpf_top_prog *prog
 		else
 			bpf_out__none(out, key[2]);
 	}
+}
+
+/*
+ * --hist, -x and -j: the window's timed runs, percentiles and longest,
+ * and the histogram, as runqlat prints it: from the first bucket to the
+ * last one with runs, each [from, to, count] (-j) or from-to:count (-x).
+ * Empty where the window was not timed whole.
+ */
+static void bpf_top__print_hist(struct bpf_top *top, struct bpf_top_prog *prog)
+{
+	const struct bpf_top_hist_sum *w = &prog->hist_win;
+	struct bpf_out *out = &top->out;
+	bool whole = prog->hist_ok && !prog->gone;
+	int i, last = -1;
+	u64 from, to;
+
+	if (!whole) {
+		for (i = 0; i < BPF_TOP_NR_HIST_COLUMNS; i++)
+			bpf_out__none(out, bpf_top_hist_columns[i]);
+		return;
+	}
+	bpf_out__u64(out, "hist_runs", w->runs);
+	bpf_out__u64(out, "hist_time_ns", w->time_ns);
+	bpf_out__u64(out, "p50_ns", bpf_top_hist__percentile(w, 50));
+	bpf_out__u64(out, "p90_ns", bpf_top_hist__percentile(w, 90));
+	bpf_out__u64(out, "p99_ns", bpf_top_hist__percentile(w, 99));
+	bpf_out__u64(out, "max_ns", w->max_ns);
+	for (i = 0; i < BPF_TOP_RUNS_BUCKETS; i++) {
+		if (w->buckets[i])
+			last = i;
+	}
+	bpf_out__key(out, "hist");
+	bpf_out__raw(out, out->format == BPF_FORMAT_JSON ? "[" : "");
+	for (i = 0; i <= last; i++) {
+		bpf_top_hist__bucket(i, &from, &to);
+		if (out->format == BPF_FORMAT_JSON)
+			bpf_out__printf(out, "%s[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]",
+					i ? "," : "", from, to, w->buckets[i]);
+		else
+			bpf_out__printf(out, "%s%" PRIu64 "-%" PRIu64 ":%" PRIu64,
+					i ? " " : "", from, to, w->buckets[i]);
+	}
+	bpf_out__raw(out, out->format == BPF_FORMAT_JSON ? "]" : "");
 }
 
 static void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v, int nr,
@@ -1860,6 +1904,8 @@ static void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v
 		bpf_out__key(out, "gone");
 		bpf_out__raw(out, prog->gone ? "true" : "false");
 		bpf_out__str(out, "attach", prog->attach.buf);
+		if (top->hist)
+			bpf_top__print_hist(top, prog);
 		bpf_top__print_counts(top, prog);
 		bpf_out__end(out);
 	}
@@ -1980,6 +2026,7 @@ static int bpf_top__parse_delay(const struct option *opt, const char *str, int u
 static int cmd_bpf_top(int argc, const char **argv)
 {
 	struct bpf_top top = {
+		.ksym_first = -1,
 		.delay = 2,
 		.mmap_pages = UINT_MAX,
 		.stats_fd = -1,
@@ -2014,6 +2061,8 @@ static int cmd_bpf_top(int argc, const char **argv)
 	OPT_INTEGER('E', "entries", &top.entries, "show this many programs at most"),
 	OPT_STRING('e', "event", &top.event_str, "event[,event...]",
 		   "count these around each run of the programs (perf stat -b's profiler)"),
+	OPT_BOOLEAN(0, "hist", &top.hist,
+		    "time each run of the programs: percentiles, longest run, histogram"),
 	OPT_STRING(0, "name", &top.name_glob, "glob", "only the programs whose name matches"),
 	OPT_STRING(0, "prog-type", &top.types_str, "type[,type...]",
 		   "only programs of these types (libbpf's names: tracepoint, kprobe, ...)"),
@@ -2080,6 +2129,18 @@ static int cmd_bpf_top(int argc, const char **argv)
 		if (err)
 			goto out;
 	}
+#ifndef HAVE_BPF_SKEL
+	if (top.hist) {
+		pr_err("perf bpf top: --hist needs perf built with BPF skeletons (BUILD_BPF_SKEL=1)\n");
+		err = -1;
+		goto out;
+	}
+#endif
+	err = bpf_top__setup_columns(&top);
+	if (err) {
+		pr_err("perf bpf top: out of memory\n");
+		goto out;
+	}
 
 	err = bpf_out__setup(&top.out, sep, top.json, top.output_name, "top");
 	if (err)
@@ -2093,7 +2154,8 @@ static int cmd_bpf_top(int argc, const char **argv)
 	if (bpf_resolver__init(&top.res))
 		goto out;
 	top.progs = perf_bpf__id_map();
-	if (!top.progs)
+	top.gone = perf_bpf__id_map();
+	if (!top.progs || !top.gone)
 		goto out;
 	/* the records first, then the programs there: none falls in between */
 	err = bpf_side_band__open(&top.evlist, &attr, bpf_top__record, &top, &target,

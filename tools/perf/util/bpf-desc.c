@@ -112,7 +112,11 @@ void bpf_prog_desc__delete(struct bpf_prog_desc *prog)
  * BPF_OBJ_NAME_LEN - 1 characters, the BTF of the program's first
  * function has it whole.
  */
-static char *bpf_prog_full_name(int fd, const struct bpf_prog_info *info)
+/*
+ * The name of the main function of the program behind @fd, from its BTF
+ * (what fentry programs attach to); NULL if it has none
+ */
+char *perf_bpf__prog_func_name(int fd, const struct bpf_prog_info *info)
 {
 	struct bpf_prog_info finfo = {};
 	struct bpf_func_info func = {};
@@ -121,22 +125,30 @@ static char *bpf_prog_full_name(int fd, const struct bpf_prog_info *info)
 	char *name = NULL;
 	struct btf *btf;
 
-	if (strlen(info->name) < BPF_OBJ_NAME_LEN - 1 || !info->btf_id || !info->nr_func_info)
-		return strdup(info->name);
-
+	if (!info->btf_id || !info->nr_func_info)
+		return NULL;
 	finfo.nr_func_info = 1;
 	finfo.func_info_rec_size = sizeof(func);
 	finfo.func_info = ptr_to_u64(&func);
 	if (bpf_prog_get_info_by_fd(fd, &finfo, &len))
-		return strdup(info->name);
+		return NULL;
 
 	btf = btf__load_from_kernel_by_id(info->btf_id);
 	if (!btf)
-		return strdup(info->name);
+		return NULL;
 	t = btf__type_by_id(btf, func.type_id);
 	if (t)
 		name = strdup(btf__name_by_offset(btf, t->name_off));
 	btf__free(btf);
+	return name;
+}
+
+static char *bpf_prog_full_name(int fd, const struct bpf_prog_info *info)
+{
+	char *name = NULL;
+
+	if (strlen(info->name) == BPF_OBJ_NAME_LEN - 1)
+		name = perf_bpf__prog_func_name(fd, info);
 	return name ?: strdup(info->name);
 }
 

@@ -93,6 +93,7 @@ const char *perf_bpf__ksym_prog(const char *ksym, const char *tag);
 int perf_bpf__fd_by_id(int (*get_fd)(__u32 id), u32 id);
 u64 perf_bpf__map_memlock(u32 id);
 
+char *perf_bpf__prog_func_name(int fd, const struct bpf_prog_info *info);
 int bpf_prog_desc__fill(struct bpf_prog_desc *prog, int fd, const char *ksym_name);
 void bpf_prog_desc__delete(struct bpf_prog_desc *prog);
 

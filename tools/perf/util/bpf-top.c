@@ -53,6 +53,12 @@ static void bpf_top_prog__uncount(struct bpf_top *top, struct bpf_top_prog *prog
 {
 	int i;
 
+	if (prog->hist) {
+		bpf_top_hist__delete(prog->hist);
+		prog->hist = NULL;
+		prog->hist_based = false;
+		prog->hist_ok = false;
+	}
 	if (!prog->counts)
 		return;
 	for (i = 0; i < top->nr_events; i++) {
@@ -142,38 +148,29 @@ static const char *bpf_top__ksym_name(struct bpf_top *top, const char *tag)
 	return name;
 }
 
-/* The program gone since the last refresh with id @id, NULL if none */
-static struct bpf_top_gone *bpf_top__find_gone(struct bpf_top *top, u32 id)
-{
-	int i;
-
-	for (i = 0; i < top->nr_gone; i++) {
-		if (top->gone[i].id == id)
-			return &top->gone[i];
-	}
-	return NULL;
-}
-
-/* The one of id @id, or a new one; NULL if out of memory */
+/* The record of the program gone of id @id, a new one if none; NULL if out of memory */
 static struct bpf_top_gone *bpf_top__note_gone(struct bpf_top *top, u32 id)
 {
-	struct bpf_top_gone *g = bpf_top__find_gone(top, id);
+	struct bpf_top_gone *g;
 
-	if (g)
+	if (hashmap__find(top->gone, id, &g))
 		return g;
-	if (top->nr_gone == top->alloc_gone) {
-		int alloc = top->alloc_gone ? 2 * top->alloc_gone : 16;
-
-		g = realloc(top->gone, alloc * sizeof(*g));
-		if (!g)
-			return NULL;
-		top->gone = g;
-		top->alloc_gone = alloc;
-	}
-	g = &top->gone[top->nr_gone++];
-	memset(g, 0, sizeof(*g));
+	g = zalloc(sizeof(*g));
+	if (!g)
+		return NULL;
 	g->id = id;
+	if (hashmap__add(top->gone, id, g)) {
+		free(g);
+		return NULL;
+	}
 	return g;
+}
+
+static void bpf_top__forget_gone(struct bpf_top *top, struct bpf_top_gone *g)
+{
+	hashmap__delete(top->gone, g->id, NULL, NULL);
+	free(g->name);
+	free(g);
 }
 
 /*
@@ -183,8 +180,9 @@ static struct bpf_top_gone *bpf_top__note_gone(struct bpf_top *top, u32 id)
 static void bpf_top__ksymbol(struct bpf_top *top, const struct perf_record_ksymbol *ksym)
 {
 	char **slot = &top->ksyms[top->ksym_next], tag[2 * BPF_TAG_SIZE + 1];
+	struct hashmap_entry *cur;
 	const char *name;
-	int i;
+	size_t bkt;
 
 	if (ksym->ksym_type != PERF_RECORD_KSYMBOL_TYPE_BPF ||
 	    (ksym->flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER) ||
@@ -192,9 +190,11 @@ static void bpf_top__ksymbol(struct bpf_top *top, const struct perf_record_ksymb
 		return;
 	free(*slot);
 	*slot = strdup(ksym->name);
+	if (top->ksym_first < 0)
+		top->ksym_first = top->ksym_next;
 	top->ksym_next = (top->ksym_next + 1) % ARRAY_SIZE(top->ksyms);
-	for (i = 0; i < top->nr_gone; i++) {
-		struct bpf_top_gone *g = &top->gone[i];
+	hashmap__for_each_entry(top->gone, cur, bkt) {
+		struct bpf_top_gone *g = cur->pvalue;
 
 		if (!g->loaded || g->name)
 			continue;
@@ -227,6 +227,12 @@ static void bpf_top__load_gone(struct bpf_top *top, const struct perf_record_bpf
 	memcpy(g->tag, bpf->tag, BPF_TAG_SIZE);
 	perf_bpf__tag_str(bpf->tag, tag);
 	name = bpf_top__ksym_name(top, tag);
+	/*
+	 * With subprograms, each function's ksymbol has a tag of its own,
+	 * not the program's: take the first of those read just before
+	 */
+	if (!name && top->ksym_first >= 0 && top->ksyms[top->ksym_first])
+		name = perf_bpf__ksym_prog(top->ksyms[top->ksym_first], NULL);
 	if (name && !g->name)
 		g->name = strdup(name);
 }
@@ -241,7 +247,8 @@ static void bpf_top__unload_gone(struct bpf_top *top, u32 id,
 {
 	struct bpf_top_gone *g;
 
-	if (!top->unload_counts || top->pids || top->types || !stats)
+	if (!top->unload_counts || top->pids || top->types || !stats ||
+	    (top->ids && !intlist__has_entry(top->ids, id)))
 		return;
 	g = bpf_top__note_gone(top, id);
 	if (!g || g->final)
@@ -264,16 +271,16 @@ static void bpf_top__unload_gone(struct bpf_top *top, u32 id,
 static void bpf_top__follow_gone(struct bpf_top *top)
 {
 	char tag[2 * BPF_TAG_SIZE + 1];
-	int i, kept = 0;
+	struct hashmap_entry *cur, *tmp;
+	size_t bkt;
 
-	for (i = 0; i < top->nr_gone; i++) {
-		struct bpf_top_gone *g = &top->gone[i];
+	hashmap__for_each_entry_safe(top->gone, cur, tmp, bkt) {
+		struct bpf_top_gone *g = cur->pvalue;
 		struct bpf_top_prog *prog;
 		const char *name;
 
 		if (!g->waited && (!g->loaded || !g->final)) {
 			g->waited = true;
-			top->gone[kept++] = *g;
 			continue;
 		}
 		if (!g->loaded || hashmap__find(top->progs, g->id, &prog))
@@ -302,15 +309,13 @@ static void bpf_top__follow_gone(struct bpf_top *top)
 		    hashmap__add(top->progs, prog->desc.id, prog))
 			bpf_top_prog__delete(top, prog);
 next:
-		zfree(&g->name);
+		bpf_top__forget_gone(top, g);
 	}
-	top->nr_gone = kept;
 }
 
 /*
  * The unload record of @prog: it is gone, and on a kernel that says so,
- * these are its last counts.  Should it have been found gone and shown
- * before the record came, it is shown once more, with the rest.
+ * these are its last counts.
  */
 static void bpf_top_prog__unload(struct bpf_top_prog *prog,
 				 const struct perf_record_bpf_stats_event *stats)
@@ -320,8 +325,6 @@ static void bpf_top_prog__unload(struct bpf_top_prog *prog,
 		prog->final_cnt = stats->run_cnt;
 		prog->final_time = stats->run_time_ns;
 		prog->final_misses = stats->recursion_misses;
-		if (prog->gone > 1)
-			prog->gone = 0;
 	}
 	if (!prog->gone)
 		prog->gone = 1;
@@ -370,6 +373,8 @@ int bpf_top__record(union perf_event *event, void *data)
 		default:
 			break;
 		}
+		/* the ksymbols read next are another program's */
+		top->ksym_first = -1;
 		break;
 	case PERF_RECORD_LOST:
 		top->lost += event->lost.lost;
@@ -562,6 +567,28 @@ static int bpf_top__count(struct bpf_top *top, struct bpf_top_prog *prog)
 	return err;
 }
 
+/*
+ * --hist: time the runs of @prog with fentry and fexit programs on it,
+ * unless it traces a BPF program (another perf bpf top's, say).  Why it
+ * cannot be is said with -v.
+ */
+static int bpf_top__hist(struct bpf_top_prog *prog)
+{
+	char why[256] = "";
+	int err;
+
+	if (prog->desc.type == BPF_PROG_TYPE_TRACING && bpf_top__traces_prog(prog->desc.id)) {
+		pr_debug("perf bpf top: program %u traces a BPF program: run times not taken\n",
+			 prog->desc.id);
+		return -EINVAL;
+	}
+	err = bpf_top_hist__attach(&prog->hist, prog->desc.id, why, sizeof(why));
+	if (err)
+		pr_debug("perf bpf top: cannot take the run times of program %u (%s): %s\n",
+			 prog->desc.id, prog->desc.name ?: "", why);
+	return err;
+}
+
 /* The profiler's programs are this process's: not shown */
 static void bpf_top__hide_own(struct bpf_top *top)
 {
@@ -587,8 +614,8 @@ static void bpf_top__hide_own(struct bpf_top *top)
 }
 
 /*
- * -e: count the programs shown that a link or a process holds.  The
- * profiler holds the program it is attached to: let go of one nothing
+ * -e and --hist: count and time the programs shown that a link or a
+ * process holds.  The profiler holds the program it is attached to: let go of one nothing
  * else holds, for the kernel to free it and for its unload to be seen.
  * A program attached without a link (netlink, tc, legacy cgroup) and
  * held by no process is not counted.
@@ -603,7 +630,8 @@ static void bpf_top__update_counts(struct bpf_top *top)
 
 	hashmap__for_each_entry(top->progs, cur, bkt) {
 		prog = cur->pvalue;
-		if (!prog->gone && prog->shown && !prog->attach.len && !prog->counts_failed)
+		if (!prog->gone && prog->shown && !prog->attach.len &&
+		    (!prog->counts_failed || !prog->hist_failed))
 			scan = true;
 	}
 	if (scan) {
@@ -619,8 +647,8 @@ static void bpf_top__update_counts(struct bpf_top *top)
 		held = prog->attach.len ||
 		       (owners.progs && bpf_owners__find(owners.progs, prog->desc.id));
 		if (prog->gone || !prog->shown || !held) {
-			if (!prog->gone && prog->shown && !prog->counts_failed &&
-			    !prog->unheld_said) {
+			if (!prog->gone && prog->shown && !prog->unheld_said &&
+			    (!prog->counts_failed || !prog->hist_failed)) {
 				pr_debug("perf bpf top: nothing holds program %u: not counted\n",
 					 prog->desc.id);
 				prog->unheld_said = true;
@@ -629,12 +657,20 @@ static void bpf_top__update_counts(struct bpf_top *top)
 			continue;
 		}
 		prog->unheld_said = false;
-		if (prog->counts || prog->counts_failed || bpf_side_band_done)
+		if (bpf_side_band_done)
 			continue;
-		if (bpf_top__count(top, prog))
-			prog->counts_failed = true;
-		else
-			added = true;
+		if (top->nr_events && !prog->counts && !prog->counts_failed) {
+			if (bpf_top__count(top, prog))
+				prog->counts_failed = true;
+			else
+				added = true;
+		}
+		if (top->hist && !prog->hist && !prog->hist_failed) {
+			if (bpf_top__hist(prog))
+				prog->hist_failed = true;
+			else
+				added = true;
+		}
 	}
 	bpf_owner_map__free(owners.progs);
 	bpf_owner_map__free(owners.links);
@@ -712,6 +748,26 @@ static void bpf_top__read_counts(struct bpf_top *top, struct bpf_top_prog *prog)
 }
 
 /*
+ * --hist: the run times of the window, once a whole one was timed; after
+ * a read that failed, the next read starts over
+ */
+static void bpf_top__read_hist(struct bpf_top_prog *prog)
+{
+	struct bpf_top_hist_sum cur;
+
+	if (bpf_top_hist__read(prog->hist, &cur)) {
+		prog->hist_based = false;
+		return;
+	}
+	if (prog->hist_based) {
+		bpf_top_hist__diff(&cur, &prog->hist_last, &prog->hist_win);
+		prog->hist_ok = true;
+	}
+	prog->hist_last = cur;
+	prog->hist_based = true;
+}
+
+/*
  * The window of @prog, gone, ends with its final counts: false if it has
  * none, or no baseline (there before, never read).
  */
@@ -755,6 +811,7 @@ static void bpf_top__read_stats(struct bpf_top *top)
 		/* no window for the counts unless read with the stats below */
 		for (i = 0; prog->counts && i < top->nr_events; i++)
 			prog->counts[i].win_ok = false;
+		prog->hist_ok = false;
 		if (prog->gone) {
 			/* shown for the refresh after it went, then forgotten */
 			if (prog->gone++ > 1) {
@@ -771,7 +828,16 @@ static void bpf_top__read_stats(struct bpf_top *top)
 		prog->win_misses = 0;
 		fd = bpf_prog_get_fd_by_id(prog->desc.id);
 		if (fd < 0) {
-			if (errno == ENOENT)
+			/*
+			 * Gone, its unload record not read yet: where one with
+			 * its counts is to come, wait for it a refresh, for its
+			 * last window to end with them
+			 */
+			if (errno != ENOENT)
+				continue;
+			if (top->unload_counts && !prog->missing)
+				prog->missing = true;
+			else
 				prog->gone = 2;
 			continue;
 		}
@@ -799,6 +865,8 @@ static void bpf_top__read_stats(struct bpf_top *top)
 		prog->misses = info.recursion_misses;
 		if (prog->counts)
 			bpf_top__read_counts(top, prog);
+		if (prog->hist)
+			bpf_top__read_hist(prog);
 	}
 }
 
@@ -894,6 +962,11 @@ const char * const bpf_top_columns[BPF_TOP_NR_COLUMNS + 1] = {
 	"recursion_misses", "recursion_misses_total", "verified_insns", "gone", "attach", NULL,
 };
 
+/* --hist: after the fixed ones */
+const char * const bpf_top_hist_columns[BPF_TOP_NR_HIST_COLUMNS + 1] = {
+	"hist_runs", "hist_time_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns", "hist", NULL,
+};
+
 /* The first line of the text screen and of the TUI: what was shown, what it cost */
 void bpf_top__title(struct bpf_top *top, struct bpf_top_prog **v, int nr, u64 window,
 		    char *line, size_t size)
@@ -937,6 +1010,8 @@ void bpf_top__heads(struct bpf_top *top, char *line, size_t size)
 	n = scnprintf(line, size, "%8s %-16s %-14s %10s %9s %7s %7s %12s %12s %8s",
 		      "ID", "NAME", "TYPE", "RUNS/s", "AVG ns", "%CPU", "%ALL", "RUNS", "TIME ms",
 		      "MISSED");
+	if (top->hist)
+		n += scnprintf(line + n, size - n, " %10s %10s %10s", "P50 ns", "P99 ns", "MAX ns");
 	n += bpf_top__count_heads(top, line + n, size - n);
 	scnprintf(line + n, size - n, "  %s", "ATTACH");
 }
@@ -977,9 +1052,62 @@ void bpf_top__row(struct bpf_top *top, struct bpf_top_prog *prog, u64 window,
 		      prog->cnt - prog->base_cnt,
 		      (double)(prog->time - prog->base_time) / NSEC_PER_MSEC,
 		      prog->misses - prog->base_misses);
+	if (top->hist && prog->hist_ok && prog->hist_win.runs && !prog->gone)
+		n += scnprintf(line + n, size - n, " %10" PRIu64 " %10" PRIu64 " %10" PRIu64,
+			       bpf_top_hist__percentile(&prog->hist_win, 50),
+			       bpf_top_hist__percentile(&prog->hist_win, 99),
+			       prog->hist_win.max_ns);
+	else if (top->hist)
+		n += scnprintf(line + n, size - n, " %10s %10s %10s", "-", "-", "-");
 	n += bpf_top__count_row(top, prog, line + n, size - n);
 	n += scnprintf(line + n, size - n, "  %s", prog->gone ? "(gone) " : "");
 	bpf_out__escape(line + n, size - n, prog->attach.len ? prog->attach.buf : "-");
+}
+
+/*
+ * --hist: @prog's last window as runqlat draws its histograms, a line a
+ * power of two bucket of ns from 0 to the last with runs, its count and
+ * a bar of up to 40 stars, under a line of its percentiles
+ */
+void bpf_top__hist_text(const struct bpf_top_prog *prog, char *buf, size_t size)
+{
+	const struct bpf_top_hist_sum *w = &prog->hist_win;
+	const char *name = prog->desc.name && *prog->desc.name ? prog->desc.name : "-";
+	int i, n, last = -1;
+	u64 peak = 0, from, to;
+	char bar[41];
+
+	if (!prog->hist) {
+		scnprintf(buf, size, "program %u %s: its runs are not timed (-v says why)",
+			  prog->desc.id, name);
+		return;
+	}
+	if (!prog->hist_ok || !w->runs) {
+		scnprintf(buf, size, "program %u %s: no runs timed in the last window",
+			  prog->desc.id, name);
+		return;
+	}
+	for (i = 0; i < BPF_TOP_RUNS_BUCKETS; i++) {
+		if (w->buckets[i])
+			last = i;
+		peak = max(peak, w->buckets[i]);
+	}
+	n = scnprintf(buf, size,
+		      "program %u %s: %" PRIu64 " runs timed in the last window\n"
+		      "p50 %" PRIu64 " ns, p90 %" PRIu64 " ns, p99 %" PRIu64 " ns, max %" PRIu64
+		      " ns\n\n%23s : %-8s %s\n", prog->desc.id, name, w->runs,
+		      bpf_top_hist__percentile(w, 50), bpf_top_hist__percentile(w, 90),
+		      bpf_top_hist__percentile(w, 99), w->max_ns, "nsecs", "count",
+		      "distribution");
+	for (i = 0; i <= last; i++) {
+		int stars = w->buckets[i] * 40 / peak;
+
+		memset(bar, '*', stars);
+		bar[stars] = '\0';
+		bpf_top_hist__bucket(i, &from, &to);
+		n += scnprintf(buf + n, size - n, "%10" PRIu64 " -> %-10" PRIu64 " : %-8" PRIu64
+			       " |%-40s|\n", from, to, w->buckets[i], bar);
+	}
 }
 
 const char *bpf_top__none(struct bpf_top *top)
@@ -1009,9 +1137,9 @@ u64 bpf_top__refresh(struct bpf_top *top)
 	 * refresh, as a link may go without a record (only its first detach
 	 * writes one) or change programs (BPF_LINK_UPDATE writes none)
 	 */
-	if (top->links_stale || top->links_always || top->nr_events)
+	if (top->links_stale || top->links_always || top->nr_events || top->hist)
 		bpf_top__read_links(top);
-	if (top->nr_events)
+	if (top->nr_events || top->hist)
 		bpf_top__update_counts(top);
 	bpf_top__follow_gone(top);
 	now = bpf_side_band__now_ns();
@@ -1139,11 +1267,10 @@ int bpf_top__parse_sort(struct bpf_top *top)
 int bpf_top__parse_events(struct bpf_top *top)
 {
 	struct target target = { .system_wide = true, .uid = UINT_MAX, };
-	const size_t nr_fixed = ARRAY_SIZE(bpf_top_columns) - 1;
 	struct parse_events_error perr;
 	struct evsel *evsel, *pos;
 	char msg[BUFSIZ];
-	int err, i;
+	int err;
 
 	top->events = evlist__new();
 	top->cpus = perf_cpu_map__new_online_cpus();
@@ -1196,11 +1323,37 @@ int bpf_top__parse_events(struct bpf_top *top)
 	pr_err("perf bpf top: -e needs perf built with BPF skeletons (BUILD_BPF_SKEL=1)\n");
 	return -1;
 #endif
-	top->columns = calloc(nr_fixed + 3 * top->nr_events + 1, sizeof(*top->columns));
+	return 0;
+}
+
+/* -x and -j: the fixed columns, --hist's, then three an event of -e */
+int bpf_top__setup_columns(struct bpf_top *top)
+{
+	const size_t nr_fixed = ARRAY_SIZE(bpf_top_columns) - 1;
+	const size_t nr_hist = top->hist ? ARRAY_SIZE(bpf_top_hist_columns) - 1 : 0;
+	struct evsel *evsel;
+	size_t i, j;
+
+	if (top->hist && !top->own) {
+		top->own = intlist__new(NULL);
+		if (!top->own)
+			return -ENOMEM;
+	}
+	if (!nr_hist && !top->nr_events)
+		return 0;
+	top->columns = calloc(nr_fixed + nr_hist + 3 * top->nr_events + 1,
+			      sizeof(*top->columns));
 	if (!top->columns)
 		return -ENOMEM;
 	memcpy(top->columns, bpf_top_columns, nr_fixed * sizeof(*top->columns));
 	i = nr_fixed;
+	for (j = 0; j < nr_hist; j++) {
+		top->columns[i] = strdup(bpf_top_hist_columns[j]);
+		if (!top->columns[i++])
+			return -ENOMEM;
+	}
+	if (!top->events)
+		return 0;
 	evlist__for_each_entry(top->events, evsel) {
 		const char *name = evsel__name(evsel);
 
@@ -1231,9 +1384,15 @@ void bpf_top__exit(struct bpf_top *top)
 	intlist__delete(top->own);
 	for (i = 0; i < ARRAY_SIZE(top->ksyms); i++)
 		free(top->ksyms[i]);
-	for (i = 0; i < (size_t)top->nr_gone; i++)
-		free(top->gone[i].name);
-	free(top->gone);
+	if (top->gone) {
+		hashmap__for_each_entry(top->gone, cur, bkt) {
+			struct bpf_top_gone *g = cur->pvalue;
+
+			free(g->name);
+			free(g);
+		}
+		hashmap__free(top->gone);
+	}
 	evlist__delete(top->events);
 	perf_cpu_map__put(top->cpus);
 	if (top->columns) {

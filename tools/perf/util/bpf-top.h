@@ -10,6 +10,7 @@
 
 #include "bpf-desc.h"
 #include "bpf-out.h"
+#include "bpf-top-hist.h"
 #include "counts.h"
 #include "strbuf.h"
 
@@ -61,12 +62,19 @@ struct bpf_top_prog {
 	u64			final_misses;
 	bool			final;
 	bool			exact;		/* gone, the window ends with the final counts */
+	bool			missing;	/* found gone, its unload record not read yet */
 	bool			read;		/* read at least once */
 	bool			seen_load;	/* its load record was read */
 	bool			shown;		/* passes -p */
 	int			gone;		/* refreshes since it was unloaded */
 	struct bpf_top_count	*counts;	/* -e: one an event, NULL if not counted */
 	bool			counts_failed;	/* the profiler cannot attach to it */
+	struct bpf_top_hist	*hist;		/* --hist: its run times, NULL if not timed */
+	struct bpf_top_hist_sum	hist_last;	/* at the last read */
+	struct bpf_top_hist_sum	hist_win;	/* over the last window, if hist_ok */
+	bool			hist_based;	/* read once */
+	bool			hist_ok;	/* hist_win is a whole window's */
+	bool			hist_failed;	/* cannot be traced */
 	bool			unheld_said;	/* -v said it is not counted, held by nothing */
 };
 
@@ -112,6 +120,7 @@ struct bpf_top {
 	const char		*event_str;
 	int			nr_events;
 	int			nr_counted;	/* programs -e counts */
+	bool			hist;		/* --hist */
 	const char		*name_glob;
 	const char		*id_str;
 	const char		*pid_str;
@@ -138,9 +147,8 @@ struct bpf_top {
 	 */
 	char			*ksyms[16];
 	int			ksym_next;
-	struct bpf_top_gone	*gone;		/* read since the last refresh or two */
-	int			nr_gone;
-	int			alloc_gone;
+	int			ksym_first;	/* since the last BPF record, -1 if none */
+	struct hashmap		*gone;		/* id -> struct bpf_top_gone *, from the last refresh or two */
 	bool			stdio;
 	bool			json;
 	u32			last_id;	/* the highest program id when records began */
@@ -154,9 +162,11 @@ struct bpf_top {
 	int			err;
 };
 
-/* -x and -j: a line a program a window, these keys, then the events' */
+/* -x and -j: a line a program a window, these keys, --hist's, then the events' */
 #define BPF_TOP_NR_COLUMNS	17
 extern const char * const bpf_top_columns[BPF_TOP_NR_COLUMNS + 1];
+#define BPF_TOP_NR_HIST_COLUMNS	7
+extern const char * const bpf_top_hist_columns[BPF_TOP_NR_HIST_COLUMNS + 1];
 
 /* What ops->wait() says */
 enum bpf_top_wait {
@@ -183,6 +193,7 @@ struct bpf_top_ops {
 int bpf_top__parse_sort(struct bpf_top *top);
 int bpf_top__parse_types(struct bpf_top *top);
 int bpf_top__parse_events(struct bpf_top *top);
+int bpf_top__setup_columns(struct bpf_top *top);
 void bpf_top__exit(struct bpf_top *top);
 
 int bpf_top__record(union perf_event *event, void *data);
@@ -196,5 +207,6 @@ void bpf_top__heads(struct bpf_top *top, char *line, size_t size);
 void bpf_top__row(struct bpf_top *top, struct bpf_top_prog *prog, u64 window,
 		  char *line, size_t size);
 const char *bpf_top__none(struct bpf_top *top);
+void bpf_top__hist_text(const struct bpf_top_prog *prog, char *buf, size_t size);
 
 #endif /* __PERF_BPF_TOP_H */

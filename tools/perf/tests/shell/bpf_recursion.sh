@@ -164,6 +164,12 @@ else:
         if not lo_ <= total <= hi_:
             fail(f"perf bpf top: {key}_total {total}, want {lo_} to {hi_} (what bpftool "
                  f"saw added while it ran)")
+    # the own map's deletes run it without a miss
+    if wins[-1]["recursion_misses_total"] + own > wins[-1]["run_cnt_total"] or \
+       m1 - m0 >= r1 - r0:
+        fail(f"perf bpf top: {wins[-1]['recursion_misses_total']} misses for "
+             f"{wins[-1]['run_cnt_total']} runs, bpftool {m1 - m0} for {r1 - r0}: "
+             f"the {own} deletes from its own map missed too")
     if any(w["verified_insns"] != insns for w in wins):
         fail(f"perf bpf top: verified_insns {wins[-1]['verified_insns']}, the verifier {insns}")
     print(f"perf bpf top: {wins[-1]['run_cnt_total']} runs and "

@@ -77,6 +77,8 @@ pbt_events events -j -a
 perf bpf top -j -I 300 --name 'pbt_*' -o "$tmp/top.out" 2>"$tmp/top.err" &
 top=$!
 bpf_test_track $top
+# a test that ends while it is stopped lets it go on, to end
+trap 'kill -CONT $top 2>/dev/null; pbt_cleanup' EXIT
 pbt_wait 60 pbt_holds_stats $top ||
 	bpf_test_fail "perf bpf top did not turn stats on within 60 s: $(cat "$tmp/top.err")"
 
@@ -86,8 +88,14 @@ tell b 5 "run 200" "ran 200 "
 pbt_wait 60 top_has "$b" '"run_cnt_total":2[0-9][0-9],' ||
 	bpf_test_fail "perf bpf top does not show B ($b) with its 200 runs within 60 s"
 
+# stopped: its state is T
+stopped() {
+	[ "$(awk '{ print $3 }' "/proc/$top/stat" 2>/dev/null)" = T ]
+}
+
 # A, and B's end, between two reads of perf bpf top
 kill -STOP $top
+pbt_wait 60 stopped || bpf_test_fail "perf bpf top not stopped within 60 s"
 runs a 4
 a=$id
 tell a 4 "run 300" "ran 300 "
@@ -117,11 +125,12 @@ errors = []
 def fail(msg):
     errors.append(msg)
 
-final = {}
+final, last = {}, {}
 for line in open(f"{tmp}/events.out"):
     e = json.loads(line)
     if e.get("event") == "prog_unload" and e.get("prog_id") in (a, b):
         final[e["prog_id"]] = e.get("run_cnt")
+        last[e["prog_id"]] = e
 rows = [json.loads(l) for l in open(f"{tmp}/top.out")]
 
 ra = [r for r in rows if r["prog_id"] == a]
@@ -135,6 +144,16 @@ elif (ra[0]["run_cnt"], ra[0]["run_cnt_total"], ra[0]["gone"], ra[0]["prog_name"
          f"named pbt_runs, type -")
 else:
     print(f"A ({a}): {ra[0]['run_cnt']} runs in its one window, gone, as its unload record says")
+
+# run time and recursion misses too, windows and totals, for both
+for p, rows in ((a, ra), (b, [r for r in rows if r["prog_id"] == b])):
+    e = last.get(p, {})
+    for key, rkey in (("run_time_ns", "run_time_ns"), ("recursion_misses", "recursion_misses")):
+        if not rows or e.get(rkey) is None:
+            continue
+        if sum(r[key] for r in rows) != e[rkey] or rows[-1][f"{key}_total"] != e[rkey]:
+            fail(f"prog {p}: windows {[r[key] for r in rows]}, {key}_total "
+                 f"{rows[-1][f'{key}_total']}, want both {e[rkey]} (its unload record)")
 
 rb = [r for r in rows if r["prog_id"] == b]
 gone = [r for r in rb if r["gone"]]

@@ -62,6 +62,18 @@
  *	and print "ran N"; at any other line, or the end, close all.  Exit
  *	3 if the kernel's BTF has no htab_map_delete_elem.
  *
+ *   perf test -w bpf_links loop
+ *	Load a tracepoint program named pbt_loop, with BTF, that calls
+ *	bpf_loop() as many times as the first entry of its array map
+ *	(pbt_loop) says, and attach it through a perf_event link to
+ *	syscalls:sys_enter_getcpu, as for runs; print "prog loop ID
+ *	pbt_loop" and "ready".  For each line "run K N" on stdin, enter
+ *	getcpu K times with N loops a run; for "mix K N", K times with N
+ *	loops, every tenth time 50 * N; then print "ran K".  For "spin N",
+ *	enter it with N loops a run until the next line comes (which is
+ *	taken as the end of the spin, whatever it says), and print "spun
+ *	K", K the runs.  At any other line, or the end, close all.
+ *
  *   perf test -w bpf_links many N
  *	Load N socket filter programs named pbt_many (raising the limit on
  *	open files to hold them), print "many N" and wait for a line (or
@@ -81,6 +93,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <net/if.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -647,7 +660,7 @@ static int bpf_links_recursion(void)
 	insns[1].imm = own_fd;
 	opts.expected_attach_type = BPF_TRACE_FENTRY;
 	opts.attach_btf_id = btf_id;
-	/* BPF_LOG_STATS: a few lines of statistics, "processed N insns ..." first */
+	/* BPF_LOG_STATS: a few lines of statistics, "processed N insns ..." among them */
 	opts.log_level = 4;
 	opts.log_buf = log;
 	opts.log_size = sizeof(log);
@@ -683,6 +696,157 @@ static int bpf_links_recursion(void)
 	close(fd);
 	close(own_fd);
 	close(other_fd);
+	return 0;
+}
+
+/*
+ * pbt_loop's BTF: "int pbt_loop(void *ctx)" and the callback of its
+ * bpf_loop(), "static long pbt_loop_cb(u64 index, void *ctx)"
+ */
+static struct btf *bpf_links_loop_btf(u32 *main_id, u32 *cb_id)
+{
+	struct btf *btf = btf__new_empty();
+	int int_id, long_id, u64_id, ptr_id, proto_id, cb_proto_id, id;
+
+	if (!btf)
+		return NULL;
+	int_id = btf__add_int(btf, "int", 4, BTF_INT_SIGNED);
+	long_id = btf__add_int(btf, "long", 8, BTF_INT_SIGNED);
+	u64_id = btf__add_int(btf, "unsigned long long", 8, 0);
+	ptr_id = btf__add_ptr(btf, 0);
+	proto_id = btf__add_func_proto(btf, int_id);
+	if (int_id < 0 || long_id < 0 || u64_id < 0 || ptr_id < 0 || proto_id < 0 ||
+	    btf__add_func_param(btf, "ctx", ptr_id))
+		goto err;
+	id = btf__add_func(btf, "pbt_loop", BTF_FUNC_GLOBAL, proto_id);
+	if (id < 0)
+		goto err;
+	*main_id = id;
+	cb_proto_id = btf__add_func_proto(btf, long_id);
+	if (cb_proto_id < 0 || btf__add_func_param(btf, "index", u64_id) ||
+	    btf__add_func_param(btf, "ctx", ptr_id))
+		goto err;
+	id = btf__add_func(btf, "pbt_loop_cb", BTF_FUNC_STATIC, cb_proto_id);
+	if (id < 0 || btf__load_into_kernel(btf))
+		goto err;
+	*cb_id = id;
+	return btf;
+err:
+	btf__free(btf);
+	return NULL;
+}
+
+static int bpf_links_loop(void)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(attr),
+		.sample_period = 1,
+	};
+	struct bpf_insn insns[] = {
+		/* r0 = the map's first entry, or out */
+		{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = BPF_REG_10, .off = -4 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2,
+		  .src_reg = BPF_REG_10 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2, .imm = -4 },
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
+		  .src_reg = BPF_PSEUDO_MAP_FD },
+		{},
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem },
+		{ .code = BPF_JMP | BPF_JEQ | BPF_K, .dst_reg = BPF_REG_0, .off = 6 },
+		/* bpf_loop(*r0, pbt_loop_cb, NULL, 0) */
+		{ .code = BPF_LDX | BPF_MEM | BPF_W, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_0 },
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_2,
+		  .src_reg = BPF_PSEUDO_FUNC, .imm = 6 },
+		{},
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_4 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_loop },
+		/* out: return 0 */
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+		/* pbt_loop_cb: return 0, on to the next loop */
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	struct bpf_func_info funcs[2] = { { .insn_off = 0 }, { .insn_off = 15 } };
+	LIBBPF_OPTS(bpf_prog_load_opts, opts);
+	int map_fd, fd, perf_fd, link_fd, tp, k, n, i;
+	char line[64];
+	unsigned int cpu;
+	u32 zero = 0;
+	struct btf *btf;
+
+	tp = bpf_links_tracepoint("syscalls", "sys_enter_getcpu");
+	if (tp < 0)
+		return bpf_links_fail("no tracepoint syscalls:sys_enter_getcpu in tracefs");
+	attr.config = tp;
+	map_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pbt_loop", sizeof(u32), sizeof(u32), 1,
+				NULL);
+	if (map_fd < 0)
+		return bpf_links_fail("array map pbt_loop");
+	insns[3].imm = map_fd;
+	btf = bpf_links_loop_btf(&funcs[0].type_id, &funcs[1].type_id);
+	if (!btf)
+		return bpf_links_fail("BTF of pbt_loop");
+	opts.prog_btf_fd = btf__fd(btf);
+	opts.func_info = funcs;
+	opts.func_info_cnt = ARRAY_SIZE(funcs);
+	opts.func_info_rec_size = sizeof(funcs[0]);
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACEPOINT, "pbt_loop", "GPL", insns,
+			   ARRAY_SIZE(insns), &opts);
+	btf__free(btf);
+	if (fd < 0)
+		return bpf_links_fail("pbt_loop");
+	perf_fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, 0);
+	if (perf_fd < 0)
+		return bpf_links_fail("perf_event_open syscalls:sys_enter_getcpu");
+	link_fd = bpf_link_create(fd, perf_fd, BPF_PERF_EVENT, NULL);
+	if (link_fd < 0)
+		return bpf_links_fail("perf_event link of pbt_loop");
+	printf("prog loop %u pbt_loop\nready\n", bpf_links_prog_id(fd));
+	fflush(stdout);
+	/* no line read ahead: spin watches fd 0 for the next one */
+	setvbuf(stdin, NULL, _IONBF, 0);
+
+	while (fgets(line, sizeof(line), stdin)) {
+		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+		bool mix;
+
+		if (sscanf(line, "spin %d", &n) == 1) {
+			u32 loops = n;
+
+			if (bpf_map_update_elem(map_fd, &zero, &loops, BPF_ANY))
+				return bpf_links_fail("pbt_loop's map");
+			for (k = 0; !poll(&pfd, 1, 0); k++)
+				syscall(__NR_getcpu, &cpu, NULL, NULL);
+			/* the line that stopped it, whatever it says */
+			if (!fgets(line, sizeof(line), stdin))
+				break;
+			printf("spun %d\n", k);
+			fflush(stdout);
+			continue;
+		}
+		if (sscanf(line, "run %d %d", &k, &n) == 2)
+			mix = false;
+		else if (sscanf(line, "mix %d %d", &k, &n) == 2)
+			mix = true;
+		else
+			break;
+		for (i = 0; i < k; i++) {
+			u32 loops = mix && i % 10 == 9 ? 50 * n : n;
+
+			if (bpf_map_update_elem(map_fd, &zero, &loops, BPF_ANY))
+				return bpf_links_fail("pbt_loop's map");
+			syscall(__NR_getcpu, &cpu, NULL, NULL);
+		}
+		printf("ran %d\n", k);
+		fflush(stdout);
+	}
+	close(link_fd);
+	close(perf_fd);
+	close(fd);
+	close(map_fd);
 	return 0;
 }
 
@@ -808,15 +972,17 @@ static int bpf_links(int argc, const char **argv)
 		return bpf_links_short(atoi(argv[1]));
 	if (argc >= 3 && !strcmp(argv[0], "churn"))
 		return bpf_links_churn(argv[1], atof(argv[2]), argc > 3 ? atof(argv[3]) : 0);
-	if (argc == 1 && !strcmp(argv[0], "runs"))
-		return bpf_links_runs();
-	if (argc == 1 && !strcmp(argv[0], "recursion"))
-		return bpf_links_recursion();
 	if (argc == 2 && !strcmp(argv[0], "many"))
 		return bpf_links_many(atoi(argv[1]));
 	if (argc == 3 && !strcmp(argv[0], "many"))
 		return bpf_links_many_links(atoi(argv[1]), argv[2]);
-	fprintf(stderr, "usage: %s links CGROUP [FUNC] | short N | runs | recursion\n",
+	if (argc == 1 && !strcmp(argv[0], "runs"))
+		return bpf_links_runs();
+	if (argc == 1 && !strcmp(argv[0], "recursion"))
+		return bpf_links_recursion();
+	if (argc == 1 && !strcmp(argv[0], "loop"))
+		return bpf_links_loop();
+	fprintf(stderr, "usage: %s links CGROUP [FUNC] | short N | runs | recursion | loop\n",
 		__func__);
 	fprintf(stderr, "       %s many N [CGROUP]\n", __func__);
 	fprintf(stderr, "       %s churn CGROUP|- SECS [RATE]\n", __func__);

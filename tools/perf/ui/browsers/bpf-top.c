@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * perf bpf top in perf's TUI: a row a program, the column heads on top,
- * what the programs cost in the helpline; q quits.
+ * what the programs cost in the helpline; with --hist, ENTER or h draws
+ * the selected program's run times; q quits.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,12 +16,14 @@
 #include "../ui.h"
 #include "../../util/bpf-side-band.h"
 #include "../../util/bpf-top.h"
+#include "../../util/hashmap.h"
 #include "bpf-top.h"
 
 /* The TUI: perf's browser, a row a program, the column heads on top */
 struct bpf_top_tui {
 	struct ui_browser	b;
 	char			**rows;
+	u32			*ids;		/* each row's program, 0 for none */
 	int			nr_rows;
 	int			secs;		/* between refreshes, whole */
 	char			heads[512];
@@ -62,6 +65,7 @@ static void bpf_top_tui__free(struct bpf_top_tui *tui)
 	for (i = 0; i < tui->nr_rows; i++)
 		free(tui->rows[i]);
 	zfree(&tui->rows);
+	zfree(&tui->ids);
 	tui->nr_rows = 0;
 }
 
@@ -81,13 +85,16 @@ static int bpf_top_tui__fill(struct bpf_top_tui *tui, struct bpf_top *top, char 
 		nr = top->entries;
 	bpf_top_tui__free(tui);
 	tui->rows = calloc(nr ?: 1, sizeof(*tui->rows));
-	if (!tui->rows) {
+	tui->ids = calloc(nr ?: 1, sizeof(*tui->ids));
+	if (!tui->rows || !tui->ids) {
+		bpf_top_tui__free(tui);
 		free(v);
 		return -ENOMEM;
 	}
 	for (i = 0; i < nr; i++) {
 		bpf_top__row(top, v[i], top->window, line, sizeof(line));
 		tui->rows[tui->nr_rows] = strdup(line);
+		tui->ids[tui->nr_rows] = v[i]->desc.id;
 		if (tui->rows[tui->nr_rows])
 			tui->nr_rows++;
 	}
@@ -116,10 +123,27 @@ static int bpf_top_tui__begin(struct bpf_top *top, void *priv)
 	/* the programs there, without figures until the first refresh */
 	top->err = bpf_top_tui__fill(tui, top, tui->title, sizeof(tui->title));
 	if (top->err ||
-	    ui_browser__show(&tui->b, tui->heads, "perf bpf top: figures every %d s; q quits",
-			     tui->secs) < 0)
+	    ui_browser__show(&tui->b, tui->heads, "perf bpf top: figures every %d s; %sq quits",
+			     tui->secs, top->hist ? "ENTER: run times; " : "") < 0)
 		return -1;
 	return 0;
+}
+
+/* --hist: the selected program's run times, until a key */
+static void bpf_top_tui__hist(struct bpf_top_tui *tui, struct bpf_top *top)
+{
+	struct bpf_top_prog *prog;
+	char text[8192];
+
+	if (!top->hist) {
+		ui_helpline__puts("perf bpf top: run times need --hist");
+		return;
+	}
+	if (tui->b.index >= (u64)tui->nr_rows || !tui->ids[tui->b.index] ||
+	    !hashmap__find(top->progs, tui->ids[tui->b.index], &prog))
+		return;
+	bpf_top__hist_text(prog, text, sizeof(text));
+	ui_browser__help_window(&tui->b, text);
 }
 
 /* The browser waits for keys: a refresh when none came for tui->secs */
@@ -135,6 +159,8 @@ static enum bpf_top_wait bpf_top_tui__wait(struct bpf_top *top, void *priv,
 	}
 	if (key == 'q' || key == K_ESC || key == CTRL('c') || key == K_ERROR)
 		return BPF_TOP_WAIT_QUIT;
+	if (key == K_ENTER || key == 'h')
+		bpf_top_tui__hist(tui, top);
 	return BPF_TOP_WAIT_AGAIN;
 }
 

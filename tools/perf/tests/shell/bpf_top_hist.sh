@@ -1,0 +1,265 @@
+#!/bin/bash
+# perf bpf top --hist times each run of a program
+# SPDX-License-Identifier: GPL-2.0
+#
+# The bpf_links workload's pbt_loop, a tracepoint program on
+# syscalls:sys_enter_getcpu (which only the workload enters), calls
+# bpf_loop() as many times as the workload sets before each run.  With
+# perf bpf top -j --hist watching it, the workload runs it 100 times
+# short (1000 loops), then 40 times long (50000), then 200 times in a
+# mix, every tenth long.  Over the windows of each phase:
+# - the runs timed (hist_runs) are the kernel's run_cnt, give or take a
+#   run in flight at a window's edge, and the buckets add up to them;
+# - the long runs' p50 bucket lies at least 8 times above the short
+#   ones'; the mix's p50 falls in the short runs' p50 bucket (or one of
+#   its neighbours: the machine is noisy), its p99 among the long runs'
+#   buckets (from the one below their p50 to the one above their
+#   slowest), as its slowest 1% are its slowest tenth of long runs;
+# - the mix's mean run time (hist_time_ns / hist_runs) is within 10% of
+#   the kernel's (run_time_ns / run_cnt).
+# In every window, p50_ns, p90_ns and p99_ns are the ends of the buckets
+# the histogram puts them in (or max_ns, when smaller), and max_ns lies in
+# its last bucket.  -x gives the same fields, the histogram as
+# from-to:count pairs; in the TUI, ENTER draws the selected program's
+# histogram of the last window, as runqlat draws one; and the program is
+# let go of once the workload ends: perf bpf top shows it gone.
+
+set -u
+# shellcheck source=lib/perf_bpf.sh
+. "$(dirname "$0")"/lib/perf_bpf.sh
+
+pbt_require python3
+tmp=$(bpf_test_dir)
+[ -e /sys/kernel/tracing/events/syscalls/sys_enter_getcpu ] ||
+	[ -e /sys/kernel/debug/tracing/events/syscalls/sys_enter_getcpu ] ||
+	bpf_test_skip "no tracepoint syscalls:sys_enter_getcpu (CONFIG_FTRACE_SYSCALLS, tracefs)"
+if ! perf bpf top --hist -j --interval-count 1 -I 10 --id 1 -o /dev/null 2>"$tmp/probe.err"; then
+	grep -q 'needs perf built with BPF skeletons' "$tmp/probe.err" &&
+		bpf_test_skip "$(cat "$tmp/probe.err")"
+	bpf_test_fail "perf bpf top --hist: $(cat "$tmp/probe.err")"
+fi
+
+n=1000
+mkfifo "$tmp/loop.ctl"
+perf test -w bpf_links loop <"$tmp/loop.ctl" >"$tmp/loop.out" 2>"$tmp/loop.err" &
+pid=$!
+bpf_test_track $pid
+echo $pid >"$tmp/loop.pid"
+exec 3>"$tmp/loop.ctl"
+pbt_wait 120 pbt_links_ready loop ||
+	bpf_test_fail "bpf_links loop not ready within 120 s: $(cat "$tmp/loop.out" "$tmp/loop.err")"
+id=$(awk '$1 == "prog" && $2 == "loop" { print $3 }' "$tmp/loop.out")
+[ -n "$id" ] || bpf_test_fail "no program id from bpf_links loop: $(cat "$tmp/loop.out")"
+
+perf bpf top -j -I 500 --hist --id "$id" -o "$tmp/top.out" 2>"$tmp/top.err" &
+top=$!
+bpf_test_track $top
+
+# timed: a window of perf bpf top has its runs timed
+timed() {
+	grep -q '"hist_runs":' "$tmp/top.out" 2>/dev/null
+}
+pbt_wait 60 timed ||
+	bpf_test_fail "perf bpf top --hist timed no window within 60 s: $(cat "$tmp/top.err")"
+
+# phase ORDER TOTAL: the workload runs ORDER (each with another K: the
+# reply "ran K" is its own); then a window of perf bpf top counts TOTAL
+# runs since its start, and its line number ends the phase in $tmp/phases
+phase() {
+	local total=$2 k=${1#* }
+
+	k=${k%% *}
+	pbt_links_tell loop "$1"
+	pbt_wait 120 grep -qx "ran $k" "$tmp/loop.out" ||
+		bpf_test_fail "bpf_links loop did not '$1' within 120 s: $(cat "$tmp/loop.err")"
+	pbt_wait 120 reached "$total" ||
+		bpf_test_fail "no window of perf bpf top counts $total runs within 120 s:" \
+			"$(tail -n 1 "$tmp/top.out")"
+	grep -n . "$tmp/top.out" | awk -F: -v t="$total" '
+		match($0, /"run_cnt_total":[0-9]+/) &&
+		substr($0, RSTART + 16, RLENGTH - 16) + 0 >= t { print $1; exit }' >>"$tmp/phases"
+}
+reached() {
+	grep -o '"run_cnt_total":[0-9]*' "$tmp/top.out" |
+		awk -F: -v t="$1" '$2 >= t { found = 1 } END { exit !found }'
+}
+phase "run 100 $n" 100
+phase "run 40 $((50 * n))" 140
+phase "mix 200 $n" 340
+
+# -x: the same fields, the histogram as from-to:count pairs
+perf bpf top -x';' -I 300 --interval-count 2 --hist --id "$id" -o "$tmp/top.csv" \
+	2>"$tmp/csv.err" || bpf_test_fail "perf bpf top -x --hist: $(cat "$tmp/csv.err")"
+
+# The TUI: ENTER once a refresh showed the program running (again if the
+# histogram shows no runs: ENTER may come as a refresh ends a window
+# without), a key to close the histogram, q to quit
+if ! command -v script >/dev/null; then
+	echo "script not found: perf bpf top not run on a terminal"
+elif ! perf version --build-options | grep -Eq 'libslang: +\[ on'; then
+	echo "perf built without libslang: no TUI to run"
+else
+	mkfifo "$tmp/keys"
+	# -f: what the TUI draws is in $tmp/tui as it draws it
+	TERM=xterm LINES=40 COLUMNS=160 timeout 300 \
+		script -qfec "perf bpf top -d 1 --hist --id $id" "$tmp/tui" \
+		<"$tmp/keys" >/dev/null 2>&1 &
+	tui=$!
+	bpf_test_track $tui
+	exec 5>"$tmp/keys"
+	pbt_wait 60 grep -aq 'RUNS/s' "$tmp/tui" ||
+		bpf_test_fail "no TUI within 60 s: $(cat "$tmp/tui")"
+	# the program runs until told to stop: every window has runs
+	pbt_links_tell loop "spin $n"
+	# drawn: ENTER drew a histogram since byte $1 of the TUI's output
+	drawn() {
+		tail -c +"$1" "$tmp/tui" | grep -aEq '(no|[0-9]+) runs timed'
+	}
+	# busy: a refresh since byte $1 of the TUI's output says the program ran
+	busy() {
+		tail -c +"$1" "$tmp/tui" |
+			grep -aEq 'BPF ([1-9][0-9]*\.[0-9]+|0\.[0-9]*[1-9][0-9]*)% of one CPU'
+	}
+	shown=
+	for _ in 1 2 3 4 5; do
+		from=$(($(stat -c %s "$tmp/tui") + 1))
+		pbt_wait 30 busy "$from" ||
+			bpf_test_fail "no refresh of the TUI shows runs within 30 s:" \
+				"$(tail -c 3000 "$tmp/tui")"
+		from=$(($(stat -c %s "$tmp/tui") + 1))
+		printf '\r' >&5
+		pbt_wait 30 drawn "$from" ||
+			bpf_test_fail "ENTER drew nothing within 30 s: $(tail -c 3000 "$tmp/tui")"
+		# closed by a key
+		printf ' ' >&5
+		if tail -c +"$from" "$tmp/tui" | grep -aEq '[1-9][0-9]* runs timed'; then
+			shown=$from
+			break
+		fi
+	done
+	[ -n "$shown" ] || bpf_test_fail "no runs in 5 histograms: $(tail -c 3000 "$tmp/tui")"
+	pbt_links_tell loop stop
+	pbt_wait 60 grep -q '^spun ' "$tmp/loop.out" ||
+		bpf_test_fail "bpf_links loop did not stop spinning within 60 s"
+	printf 'q' >&5
+	exec 5>&-
+	pbt_wait_gone $tui 60 || bpf_test_fail "perf bpf top's TUI did not quit within 60 s"
+	pbt_reap $tui || bpf_test_fail "perf bpf top's TUI: exit $?"
+	for what in "p50 " "nsecs" "distribution" " -> " "|*"; do
+		tail -c +"$shown" "$tmp/tui" | grep -aqF -- "$what" ||
+			bpf_test_fail "no '$what' in the TUI's histogram: $(tail -c 3000 "$tmp/tui")"
+	done
+	echo "TUI: the histogram of the selected program drawn"
+fi
+
+# the program is let go of: unloaded once the workload ends
+pbt_links_tell loop quit
+exec 3>&-
+pbt_wait_gone "$pid" 60 || bpf_test_fail "bpf_links loop still running 60 s after quit"
+pbt_reap "$pid" || bpf_test_fail "bpf_links loop: exit $?: $(cat "$tmp/loop.err")"
+pbt_wait 60 grep -q "\"prog_id\":$id,.*\"gone\":true" "$tmp/top.out" ||
+	bpf_test_fail "perf bpf top --hist never shows pbt_loop ($id) gone: it holds it still?"
+kill -INT $top
+pbt_wait_gone $top 60 || bpf_test_fail "perf bpf top still running 60 s after SIGINT"
+pbt_reap $top || bpf_test_fail "perf bpf top: exit $?: $(cat "$tmp/top.err")"
+
+python3 - "$tmp" "$id" <<'EOF' ||
+import json, sys
+
+tmp, pid = sys.argv[1], int(sys.argv[2])
+errors = []
+def fail(msg):
+    errors.append(msg)
+
+lines = open(f"{tmp}/top.out").read().splitlines()
+ends = [int(x) for x in open(f"{tmp}/phases").read().split()]
+starts = [0] + ends[:-1]
+names = ["short", "long", "mix"]
+
+def bucket(v):
+    return max(v, 1).bit_length() - 1
+
+# perf's percentiles and longest run of window R, against its histogram
+def window(r):
+    hist = [(lo, hi, c) for lo, hi, c in r["hist"] if c]
+    if not hist:
+        return
+    for p in (50, 90, 99):
+        seen = 0
+        for lo, hi, c in hist:
+            seen += c
+            if seen * 100 >= p * r["hist_runs"]:
+                break
+        if r[f"p{p}_ns"] != min(hi, r["max_ns"]):
+            fail(f"p{p}_ns {r[f'p{p}_ns']}, want {min(hi, r['max_ns'])}: {r}")
+    if not hist[-1][0] <= r["max_ns"] <= hist[-1][1]:
+        fail(f"max_ns {r['max_ns']} out of the last bucket {hist[-1]}")
+
+def sums(rows):
+    s = {"buckets": {}, "hist_runs": 0, "hist_time_ns": 0, "run_cnt": 0, "run_time_ns": 0}
+    for r in rows:
+        if "hist_runs" not in r:
+            if r["run_cnt"]:
+                fail(f"a window of {r['run_cnt']} runs not timed: {r}")
+            continue
+        window(r)
+        if sum(b[2] for b in r["hist"]) != r["hist_runs"]:
+            fail(f"buckets adding up to {sum(b[2] for b in r['hist'])}, not {r['hist_runs']}")
+        for lo, hi, c in r["hist"]:
+            if (lo, hi) != ((1 << bucket(lo)) if lo else 0, (1 << (bucket(lo) + 1)) - 1):
+                fail(f"bucket {lo}-{hi}: not a power of two range")
+            s["buckets"][bucket(lo)] = s["buckets"].get(bucket(lo), 0) + c
+        for k in ("hist_runs", "hist_time_ns", "run_cnt", "run_time_ns"):
+            s[k] += r[k]
+    return s
+
+def pct(s, p):
+    seen, total = 0, sum(s["buckets"].values())
+    for b in sorted(s["buckets"]):
+        seen += s["buckets"][b]
+        if seen * 100 >= p * total:
+            return b
+    return -1
+
+phases = {}
+for name, a, b in zip(names, starts, ends):
+    rows = [json.loads(l) for l in lines[a:b]]
+    rows = [r for r in rows if r["prog_id"] == pid]
+    s = phases[name] = sums(rows)
+    if abs(s["hist_runs"] - s["run_cnt"]) > 2 or not s["run_cnt"]:
+        fail(f"{name}: {s['hist_runs']} runs timed, the kernel counted {s['run_cnt']}")
+    print(f"{name}: {s['run_cnt']} runs, timed {s['hist_runs']}, p50 bucket {pct(s, 50)}, "
+          f"p99 bucket {pct(s, 99)}, buckets {dict(sorted(s['buckets'].items()))}")
+
+short, long_, mix = (phases[x] for x in names)
+sb, lb = pct(short, 50), pct(long_, 50)
+if lb < sb + 3:
+    fail(f"long runs' p50 bucket {lb}, short ones' {sb}: 50 times the loops, want 8 times apart")
+if abs(pct(mix, 50) - sb) > 1:
+    fail(f"mix: p50 bucket {pct(mix, 50)}, want the short runs' {sb} (+-1)")
+top = max(b for b, c in long_["buckets"].items() if c)
+if not lb - 1 <= pct(mix, 99) <= top + 1:
+    fail(f"mix: p99 bucket {pct(mix, 99)}, want one of the long runs': {lb - 1} to {top + 1}")
+if mix["hist_runs"] and mix["run_cnt"]:
+    mean, kmean = mix["hist_time_ns"] / mix["hist_runs"], mix["run_time_ns"] / mix["run_cnt"]
+    print(f"mix: mean run {mean:.0f} ns timed, {kmean:.0f} ns by the kernel")
+    if abs(mean - kmean) > 0.1 * kmean:
+        fail(f"mix: mean run {mean:.0f} ns, the kernel's {kmean:.0f} ns: more than 10% apart")
+
+csv = open(f"{tmp}/top.csv").read().splitlines()
+head = csv[0].split(";")
+want = ["hist_runs", "hist_time_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns", "hist"]
+if [h for h in head if h in want] != want:
+    fail(f"-x header: {csv[0]}")
+for row in csv[1:]:
+    r = dict(zip(head, row.split(";")))
+    if r.get("hist"):
+        pairs = [p.replace("-", ":").split(":") for p in r["hist"].split(" ")]
+        if sum(int(p[2]) for p in pairs) != int(r["hist_runs"]):
+            fail(f"-x: histogram {r['hist']} of {r['hist_runs']} runs")
+for e in errors:
+    print("FAIL:", e)
+sys.exit(1 if errors else 0)
+EOF
+	bpf_test_fail "perf bpf top --hist: see above"
+pbt_end

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf bpf top --hist: the distribution of a program's run times.
+ *
+ * An fentry and an fexit program (bpf_skel/bpf_top_runs.bpf.c) are
+ * attached to the program, as perf stat -b's profiler attaches to it, and
+ * time each of its runs on the CPU it runs on, into power of two buckets.
+ * Being attached to it holds the program: bpf-top.c lets go of it when
+ * nothing else does.  The window's longest run is kept apart, the window
+ * being moved on by each read.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/kernel.h>
+#include <linux/string.h>
+#include <linux/zalloc.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf-desc.h"
+#include "bpf-top-hist.h"
+#include "debug.h"
+
+void bpf_top_hist__diff(const struct bpf_top_hist_sum *cur, const struct bpf_top_hist_sum *last,
+			struct bpf_top_hist_sum *win)
+{
+	int i;
+
+	for (i = 0; i < BPF_TOP_RUNS_BUCKETS; i++)
+		win->buckets[i] = cur->buckets[i] - last->buckets[i];
+	win->runs = cur->runs - last->runs;
+	win->time_ns = cur->time_ns - last->time_ns;
+	win->nested = cur->nested - last->nested;
+	win->max_ns = cur->max_ns;
+}
+
+void bpf_top_hist__bucket(int i, u64 *from, u64 *to)
+{
+	*from = i ? 1ULL << i : 0;
+	*to = i < 63 ? (1ULL << (i + 1)) - 1 : ~0ULL;
+}
+
+u64 bpf_top_hist__percentile(const struct bpf_top_hist_sum *sum, double pct)
+{
+	u64 seen = 0, from, to;
+	int i;
+
+	if (!sum->runs)
+		return 0;
+	for (i = 0; i < BPF_TOP_RUNS_BUCKETS; i++) {
+		seen += sum->buckets[i];
+		/* the first bucket that takes the count past pct percent */
+		if (seen * 100.0 >= pct * sum->runs)
+			break;
+	}
+	bpf_top_hist__bucket(min(i, BPF_TOP_RUNS_BUCKETS - 1), &from, &to);
+	return sum->max_ns && sum->max_ns < to ? sum->max_ns : to;
+}
+
+#ifdef HAVE_BPF_SKEL
+#include "bpf_skel/bpf_top_runs.skel.h"
+
+struct bpf_top_hist {
+	struct bpf_top_runs_bpf	*skel;
+	int			nr_cpus;	/* possible: the per-CPU values */
+	struct bpf_top_runs	*vals;
+};
+
+void bpf_top_hist__delete(struct bpf_top_hist *hist)
+{
+	if (hist) {
+		bpf_top_runs_bpf__destroy(hist->skel);
+		free(hist->vals);
+		free(hist);
+	}
+}
+
+/*
+ * Attach to program @prog_id; what went wrong in @why, for -v, when it
+ * cannot be traced (no BTF, an extension program, one the kernel
+ * refuses another trampoline).
+ */
+int bpf_top_hist__attach(struct bpf_top_hist **histp, u32 prog_id, char *why, size_t size)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	struct bpf_top_hist *hist;
+	struct bpf_program *prog;
+	char *func = NULL, msg[128];
+	int fd, err;
+
+	*histp = NULL;
+	fd = bpf_prog_get_fd_by_id(prog_id);
+	if (fd < 0) {
+		err = -errno;
+		snprintf(why, size, "gone");
+		return err;
+	}
+	hist = zalloc(sizeof(*hist));
+	err = -ENOMEM;
+	if (!hist)
+		goto out;
+	hist->nr_cpus = libbpf_num_possible_cpus();
+	if (hist->nr_cpus <= 0) {
+		err = hist->nr_cpus ?: -EINVAL;
+		snprintf(why, size, "no possible CPUs");
+		goto out;
+	}
+	hist->vals = calloc(hist->nr_cpus, sizeof(*hist->vals));
+	if (!hist->vals)
+		goto out;
+	if (bpf_prog_get_info_by_fd(fd, &info, &len)) {
+		err = -errno;
+		snprintf(why, size, "no information");
+		goto out;
+	}
+	if (info.type == BPF_PROG_TYPE_EXT) {
+		err = -EOPNOTSUPP;
+		snprintf(why, size, "an extension program cannot be traced");
+		goto out;
+	}
+	func = perf_bpf__prog_func_name(fd, &info);
+	if (!func) {
+		err = -EOPNOTSUPP;
+		snprintf(why, size, "no BTF");
+		goto out;
+	}
+	hist->skel = bpf_top_runs_bpf__open();
+	if (!hist->skel) {
+		err = -errno;
+		snprintf(why, size, "cannot open its BPF programs");
+		goto out;
+	}
+	bpf_object__for_each_program(prog, hist->skel->obj) {
+		err = bpf_program__set_attach_target(prog, fd, func);
+		if (err) {
+			snprintf(why, size, "cannot trace %s: %s", func,
+				 str_error_r(-err, msg, sizeof(msg)));
+			goto out;
+		}
+	}
+	err = bpf_top_runs_bpf__load(hist->skel);
+	if (!err)
+		err = bpf_top_runs_bpf__attach(hist->skel);
+	if (err) {
+		snprintf(why, size, "cannot trace %s: %s", func, str_error_r(-err, msg, sizeof(msg)));
+		goto out;
+	}
+	*histp = hist;
+	hist = NULL;
+out:
+	bpf_top_hist__delete(hist);
+	free(func);
+	close(fd);
+	return err;
+}
+
+/* Sum the CPUs' runs, then move on to the next window */
+int bpf_top_hist__read(struct bpf_top_hist *hist, struct bpf_top_hist_sum *sum)
+{
+	__u32 zero = 0;
+	u64 window = hist->skel->bss->window;
+	int cpu, i;
+
+	if (bpf_map__lookup_elem(hist->skel->maps.runs, &zero, sizeof(zero), hist->vals,
+				 hist->nr_cpus * sizeof(*hist->vals), 0))
+		return -errno;
+	memset(sum, 0, sizeof(*sum));
+	for (cpu = 0; cpu < hist->nr_cpus; cpu++) {
+		const struct bpf_top_runs *v = &hist->vals[cpu];
+
+		for (i = 0; i < BPF_TOP_RUNS_BUCKETS; i++)
+			sum->buckets[i] += v->buckets[i];
+		sum->runs += v->runs;
+		sum->time_ns += v->time_ns;
+		sum->nested += v->nested;
+		if (v->max_window == window && v->max_ns > sum->max_ns)
+			sum->max_ns = v->max_ns;
+	}
+	hist->skel->bss->window = window + 1;
+	return 0;
+}
+#endif /* HAVE_BPF_SKEL */

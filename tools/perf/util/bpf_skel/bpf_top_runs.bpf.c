@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * perf bpf top --hist: the time of each run of one BPF program, measured
+ * from an fentry to an fexit program attached to it (as perf stat -b's
+ * profiler attaches), kept by power of two on each CPU.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "bpf_top_runs.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bpf_top_runs);
+} runs SEC(".maps");
+
+/* The window perf reads, which it moves on after each read: max_ns is its */
+volatile __u64 window;
+
+/* floor(log2(v)), 0 for 0 */
+static __always_inline __u32 log2_32(__u32 v)
+{
+	__u32 r, shift;
+
+	r = (v > 0xffff) << 4;
+	v >>= r;
+	shift = (v > 0xff) << 3;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0xf) << 2;
+	v >>= shift;
+	r |= shift;
+	shift = (v > 0x3) << 1;
+	v >>= shift;
+	r |= shift;
+	return r | (v >> 1);
+}
+
+static __always_inline __u32 log2_64(__u64 v)
+{
+	__u32 hi = v >> 32;
+
+	return hi ? log2_32(hi) + 32 : log2_32(v);
+}
+
+SEC("fentry/XXX")
+int BPF_PROG(fentry_XXX)
+{
+	__u32 zero = 0;
+	struct bpf_top_runs *r = bpf_map_lookup_elem(&runs, &zero);
+
+	if (!r)
+		return 0;
+	/* interrupted by itself (from an NMI, say): the inner run is not timed */
+	if (r->depth++) {
+		r->nested++;
+		return 0;
+	}
+	r->start_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("fexit/XXX")
+int BPF_PROG(fexit_XXX)
+{
+	__u32 zero = 0;
+	struct bpf_top_runs *r = bpf_map_lookup_elem(&runs, &zero);
+	__u64 t, w = window;
+
+	/* no depth: the run began before the attach */
+	if (!r || !r->depth || --r->depth)
+		return 0;
+	t = bpf_ktime_get_ns() - r->start_ns;
+	r->buckets[log2_64(t) & (BPF_TOP_RUNS_BUCKETS - 1)]++;
+	r->runs++;
+	r->time_ns += t;
+	if (r->max_window != w || t > r->max_ns) {
+		r->max_ns = t;
+		r->max_window = w;
+	}
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The layout shared by perf bpf top --hist (util/bpf-top-hist.c) and its
+ * BPF programs (bpf_top_runs.bpf.c): what the programs keep of the runs of
+ * the program they trace, one per CPU.
+ */
+#ifndef __BPF_TOP_RUNS_H
+#define __BPF_TOP_RUNS_H
+
+/* Run times by power of two, in ns: bucket i holds [2^i, 2^(i+1)), 0 and 1 in 0 */
+#define BPF_TOP_RUNS_BUCKETS	64
+
+struct bpf_top_runs {
+	__u64	buckets[BPF_TOP_RUNS_BUCKETS];
+	__u64	runs;		/* timed: the sum of the buckets */
+	__u64	time_ns;	/* their time */
+	__u64	nested;		/* begun while a run was on this CPU: not timed */
+	__u64	max_ns;		/* the longest run of window max_window */
+	__u64	max_window;
+	__u64	start_ns;	/* of the run on this CPU */
+	__u32	depth;		/* runs begun and not ended on this CPU */
+	__u32	pad;
+};
+
+#endif /* __BPF_TOP_RUNS_H */
