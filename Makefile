@@ -20,7 +20,7 @@ VM := $(CURDIR)/selftests/vm/run-vm.sh
 
 .DEFAULT_GOAL := help
 .PHONY: help deps base apply kernel kernel-base kernel-debug kernel-kcsan kernel-bpf kernel-bpf-base \
-	bpf-selftests perf perf-base perf-rev tools build run check check-debug check-bpf vm perf-test-compare bench-links bench-bperf bench-perf-bpf bench-bpf-top bench-perf-bpf-scale refresh series series-check overlay-check clean distclean
+	bpf-selftests perf perf-base perf-rev tools build run check check-debug check-kcsan check-bpf vm perf-test-compare bench-links bench-bperf bench-perf-bpf bench-bpf-top bench-perf-bpf-scale refresh series series-check overlay-check clean distclean
 
 help:
 	@echo 'make run        build everything and show it working in the VM'
@@ -28,6 +28,7 @@ help:
 	@echo '                 (PART=core|bperf: one part of them, in a VM of its own)'
 	@echo 'make check-debug  the same tests on a KASAN/lockdep/kmemleak kernel, stress 60 s'
 	@echo '                 (PART too)'
+	@echo 'make check-kcsan  the same on a KCSAN (data race) kernel'
 	@echo 'make check-bpf  the BPF selftests (test_progs) on the base kernel and ours'
 	@echo 'make vm CMD=..  run one command as root in the VM (no CMD: a shell)'
 	@echo 'make perf-test-compare  upstream perf tests: perf-base vs our perf, no regression'
@@ -95,7 +96,7 @@ run: $(VM_DEPS)
 check: export CHECK_T0 := $(shell date +%s)
 # The project's commit as make starts ("changed" with changes not
 # committed): check.sh counts a part's verdict only for what was built.
-check check-debug: export CHECK_REV0 := $(shell cd '$(TOP)' && r=$$(git rev-parse HEAD 2>/dev/null) && \
+check check-debug check-kcsan: export CHECK_REV0 := $(shell cd '$(TOP)' && r=$$(git rev-parse HEAD 2>/dev/null) && \
 	[ -z "$$(git status --porcelain 2>/dev/null)" ] && echo $$r || echo changed)
 check: $(VM_DEPS)
 	@rc=0; CHECK_PART='$(PART)' $(TOP)/selftests/runners/check.sh || rc=$$?; \
@@ -114,6 +115,11 @@ check: $(VM_DEPS)
 # PART=core|bperf: one part of it, as for check (see selftests/README.md).
 check-debug: $(VM_DEPS) $(if $(NOBUILD),,kernel-debug)
 	@CHECK_KERNEL=debug CHECK_PART='$(PART)' $(TOP)/selftests/runners/check.sh
+
+# The same on the data-race kernel (selftests/vm/configs/kcsan.config):
+# fails on any KCSAN report.
+check-kcsan: $(VM_DEPS) $(if $(NOBUILD),,kernel-kcsan)
+	@CHECK_KERNEL=kcsan CHECK_PART='$(PART)' $(TOP)/selftests/runners/check.sh
 
 # The BPF selftests' test_progs, link and attach tests, on the base kernel
 # and on ours (one configuration for both): no regression.

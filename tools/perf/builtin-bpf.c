@@ -2026,7 +2026,6 @@ static int bpf_top__parse_delay(const struct option *opt, const char *str, int u
 static int cmd_bpf_top(int argc, const char **argv)
 {
 	struct bpf_top top = {
-		.ksym_first = -1,
 		.delay = 2,
 		.mmap_pages = UINT_MAX,
 		.stats_fd = -1,

@@ -27,14 +27,29 @@
 void bpf_top_hist__diff(const struct bpf_top_hist_sum *cur, const struct bpf_top_hist_sum *last,
 			struct bpf_top_hist_sum *win)
 {
-	int i;
+	u64 from, to;
+	int i, top = -1;
 
-	for (i = 0; i < BPF_TOP_RUNS_BUCKETS; i++)
+	for (i = 0; i < BPF_TOP_RUNS_BUCKETS; i++) {
 		win->buckets[i] = cur->buckets[i] - last->buckets[i];
+		if (win->buckets[i])
+			top = i;
+	}
 	win->runs = cur->runs - last->runs;
 	win->time_ns = cur->time_ns - last->time_ns;
 	win->nested = cur->nested - last->nested;
+	/*
+	 * A run that ends as the window is read may count in one window
+	 * and set the longest run of the other: keep it in the window's
+	 * last bucket
+	 */
 	win->max_ns = cur->max_ns;
+	if (top >= 0) {
+		bpf_top_hist__bucket(top, &from, &to);
+		win->max_ns = clamp(win->max_ns, from, to);
+	} else {
+		win->max_ns = 0;
+	}
 }
 
 void bpf_top_hist__bucket(int i, u64 *from, u64 *to)
@@ -57,7 +72,7 @@ u64 bpf_top_hist__percentile(const struct bpf_top_hist_sum *sum, double pct)
 			break;
 	}
 	bpf_top_hist__bucket(min(i, BPF_TOP_RUNS_BUCKETS - 1), &from, &to);
-	return sum->max_ns && sum->max_ns < to ? sum->max_ns : to;
+	return sum->max_ns >= from && sum->max_ns < to ? sum->max_ns : to;
 }
 
 #ifdef HAVE_BPF_SKEL
@@ -143,8 +158,22 @@ int bpf_top_hist__attach(struct bpf_top_hist **histp, u32 prog_id, char *why, si
 		}
 	}
 	err = bpf_top_runs_bpf__load(hist->skel);
-	if (!err)
-		err = bpf_top_runs_bpf__attach(hist->skel);
+	/*
+	 * fexit first: a run that enters before the fentry program is
+	 * attached then ends untimed, instead of leaving a start behind
+	 */
+	if (!err) {
+		hist->skel->links.fexit_XXX = bpf_program__attach(hist->skel->progs.fexit_XXX);
+		err = libbpf_get_error(hist->skel->links.fexit_XXX);
+		if (err)
+			hist->skel->links.fexit_XXX = NULL;
+	}
+	if (!err) {
+		hist->skel->links.fentry_XXX = bpf_program__attach(hist->skel->progs.fentry_XXX);
+		err = libbpf_get_error(hist->skel->links.fentry_XXX);
+		if (err)
+			hist->skel->links.fentry_XXX = NULL;
+	}
 	if (err) {
 		snprintf(why, size, "cannot trace %s: %s", func, str_error_r(-err, msg, sizeof(msg)));
 		goto out;
@@ -172,9 +201,11 @@ int bpf_top_hist__read(struct bpf_top_hist *hist, struct bpf_top_hist_sum *sum)
 	for (cpu = 0; cpu < hist->nr_cpus; cpu++) {
 		const struct bpf_top_runs *v = &hist->vals[cpu];
 
-		for (i = 0; i < BPF_TOP_RUNS_BUCKETS; i++)
+		/* runs from the buckets: a copy may catch a run half counted */
+		for (i = 0; i < BPF_TOP_RUNS_BUCKETS; i++) {
 			sum->buckets[i] += v->buckets[i];
-		sum->runs += v->runs;
+			sum->runs += v->buckets[i];
+		}
 		sum->time_ns += v->time_ns;
 		sum->nested += v->nested;
 		if (v->max_window == window && v->max_ns > sum->max_ns)

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <linux/compiler.h>
 #include <linux/types.h>
 #include "bpf_skel/bpf_top_runs.h"

@@ -190,8 +190,6 @@ static void bpf_top__ksymbol(struct bpf_top *top, const struct perf_record_ksymb
 		return;
 	free(*slot);
 	*slot = strdup(ksym->name);
-	if (top->ksym_first < 0)
-		top->ksym_first = top->ksym_next;
 	top->ksym_next = (top->ksym_next + 1) % ARRAY_SIZE(top->ksyms);
 	hashmap__for_each_entry(top->gone, cur, bkt) {
 		struct bpf_top_gone *g = cur->pvalue;
@@ -227,12 +225,6 @@ static void bpf_top__load_gone(struct bpf_top *top, const struct perf_record_bpf
 	memcpy(g->tag, bpf->tag, BPF_TAG_SIZE);
 	perf_bpf__tag_str(bpf->tag, tag);
 	name = bpf_top__ksym_name(top, tag);
-	/*
-	 * With subprograms, each function's ksymbol has a tag of its own,
-	 * not the program's: take the first of those read just before
-	 */
-	if (!name && top->ksym_first >= 0 && top->ksyms[top->ksym_first])
-		name = perf_bpf__ksym_prog(top->ksyms[top->ksym_first], NULL);
 	if (name && !g->name)
 		g->name = strdup(name);
 }
@@ -373,8 +365,6 @@ int bpf_top__record(union perf_event *event, void *data)
 		default:
 			break;
 		}
-		/* the ksymbols read next are another program's */
-		top->ksym_first = -1;
 		break;
 	case PERF_RECORD_LOST:
 		top->lost += event->lost.lost;
@@ -613,6 +603,12 @@ static void bpf_top__hide_own(struct bpf_top *top)
 	bpf_owner_map__free(own.links);
 }
 
+/* Whether -e or --hist would count or time @prog, which it could */
+static bool bpf_top__profilable(struct bpf_top *top, struct bpf_top_prog *prog)
+{
+	return (top->nr_events && !prog->counts_failed) || (top->hist && !prog->hist_failed);
+}
+
 /*
  * -e and --hist: count and time the programs shown that a link or a
  * process holds.  The profiler holds the program it is attached to: let go of one nothing
@@ -630,8 +626,7 @@ static void bpf_top__update_counts(struct bpf_top *top)
 
 	hashmap__for_each_entry(top->progs, cur, bkt) {
 		prog = cur->pvalue;
-		if (!prog->gone && prog->shown && !prog->attach.len &&
-		    (!prog->counts_failed || !prog->hist_failed))
+		if (!prog->gone && prog->shown && !prog->attach.len && bpf_top__profilable(top, prog))
 			scan = true;
 	}
 	if (scan) {
@@ -648,8 +643,8 @@ static void bpf_top__update_counts(struct bpf_top *top)
 		       (owners.progs && bpf_owners__find(owners.progs, prog->desc.id));
 		if (prog->gone || !prog->shown || !held) {
 			if (!prog->gone && prog->shown && !prog->unheld_said &&
-			    (!prog->counts_failed || !prog->hist_failed)) {
-				pr_debug("perf bpf top: nothing holds program %u: not counted\n",
+			    bpf_top__profilable(top, prog)) {
+				pr_debug("perf bpf top: nothing holds program %u: not counted or timed\n",
 					 prog->desc.id);
 				prog->unheld_said = true;
 			}
@@ -1095,7 +1090,7 @@ void bpf_top__hist_text(const struct bpf_top_prog *prog, char *buf, size_t size)
 	n = scnprintf(buf, size,
 		      "program %u %s: %" PRIu64 " runs timed in the last window\n"
 		      "p50 %" PRIu64 " ns, p90 %" PRIu64 " ns, p99 %" PRIu64 " ns, max %" PRIu64
-		      " ns\n\n%23s : %-8s %s\n", prog->desc.id, name, w->runs,
+		      " ns\n\n%24s : %-8s %s\n", prog->desc.id, name, w->runs,
 		      bpf_top_hist__percentile(w, 50), bpf_top_hist__percentile(w, 90),
 		      bpf_top_hist__percentile(w, 99), w->max_ns, "nsecs", "count",
 		      "distribution");

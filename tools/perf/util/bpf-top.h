@@ -147,7 +147,6 @@ struct bpf_top {
 	 */
 	char			*ksyms[16];
 	int			ksym_next;
-	int			ksym_first;	/* since the last BPF record, -1 if none */
 	struct hashmap		*gone;		/* id -> struct bpf_top_gone *, from the last refresh or two */
 	bool			stdio;
 	bool			json;

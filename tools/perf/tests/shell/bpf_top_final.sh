@@ -146,14 +146,14 @@ else:
     print(f"A ({a}): {ra[0]['run_cnt']} runs in its one window, gone, as its unload record says")
 
 # run time and recursion misses too, windows and totals, for both
-for p, rows in ((a, ra), (b, [r for r in rows if r["prog_id"] == b])):
+for p, mine in ((a, ra), (b, [r for r in rows if r["prog_id"] == b])):
     e = last.get(p, {})
-    for key, rkey in (("run_time_ns", "run_time_ns"), ("recursion_misses", "recursion_misses")):
-        if not rows or e.get(rkey) is None:
+    for key in ("run_time_ns", "recursion_misses"):
+        if not mine or e.get(key) is None:
             continue
-        if sum(r[key] for r in rows) != e[rkey] or rows[-1][f"{key}_total"] != e[rkey]:
-            fail(f"prog {p}: windows {[r[key] for r in rows]}, {key}_total "
-                 f"{rows[-1][f'{key}_total']}, want both {e[rkey]} (its unload record)")
+        if sum(r[key] for r in mine) != e[key] or mine[-1][f"{key}_total"] != e[key]:
+            fail(f"prog {p}: windows {[r[key] for r in mine]}, {key}_total "
+                 f"{mine[-1][f'{key}_total']}, want both {e[key]} (its unload record)")
 
 rb = [r for r in rows if r["prog_id"] == b]
 gone = [r for r in rb if r["gone"]]

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * perf bpf top in perf's TUI: a row a program, the column heads on top,
- * what the programs cost in the helpline; with --hist, ENTER or h draws
- * the selected program's run times; q quits.
+ * what the programs cost in the helpline; with --hist, ENTER draws the
+ * selected program's run times, refreshed until a key; q quits.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@
 #include "../helpline.h"
 #include "../keysyms.h"
 #include "../ui.h"
+#include "../util.h"
 #include "../../util/bpf-side-band.h"
 #include "../../util/bpf-top.h"
 #include "../../util/hashmap.h"
@@ -24,6 +25,7 @@ struct bpf_top_tui {
 	struct ui_browser	b;
 	char			**rows;
 	u32			*ids;		/* each row's program, 0 for none */
+	u32			hist;		/* the program whose run times are drawn */
 	int			nr_rows;
 	int			secs;		/* between refreshes, whole */
 	char			heads[512];
@@ -124,43 +126,42 @@ static int bpf_top_tui__begin(struct bpf_top *top, void *priv)
 	top->err = bpf_top_tui__fill(tui, top, tui->title, sizeof(tui->title));
 	if (top->err ||
 	    ui_browser__show(&tui->b, tui->heads, "perf bpf top: figures every %d s; %sq quits",
-			     tui->secs, top->hist ? "ENTER: run times; " : "") < 0)
+			     tui->secs, top->hist ? "ENTER: run times, " : "") < 0)
 		return -1;
 	return 0;
 }
 
-/* --hist: the selected program's run times, until a key */
-static void bpf_top_tui__hist(struct bpf_top_tui *tui, struct bpf_top *top)
-{
-	struct bpf_top_prog *prog;
-	char text[8192];
-
-	if (!top->hist) {
-		ui_helpline__puts("perf bpf top: run times need --hist");
-		return;
-	}
-	if (tui->b.index >= (u64)tui->nr_rows || !tui->ids[tui->b.index] ||
-	    !hashmap__find(top->progs, tui->ids[tui->b.index], &prog))
-		return;
-	bpf_top__hist_text(prog, text, sizeof(text));
-	ui_browser__help_window(&tui->b, text);
-}
-
-/* The browser waits for keys: a refresh when none came for tui->secs */
-static enum bpf_top_wait bpf_top_tui__wait(struct bpf_top *top, void *priv,
-					   u64 next __maybe_unused)
+/*
+ * The browser waits for keys, the run times window (--hist) for one: a
+ * refresh when none came for tui->secs, or at the next key once the
+ * window's time is up (keys pressed one after another stop none)
+ */
+static enum bpf_top_wait bpf_top_tui__wait(struct bpf_top *top, void *priv, u64 next)
 {
 	struct bpf_top_tui *tui = priv;
-	int key = ui_browser__run(&tui->b, tui->secs);
+	struct bpf_top_prog *prog;
+	char text[8192];
+	int key;
 
-	if (key == K_TIMER) {
+	if (tui->hist && hashmap__find(top->progs, tui->hist, &prog)) {
+		bpf_top__hist_text(prog, text, sizeof(text));
+		key = ui__question_window("Run times", text, "Press any key...", tui->secs);
+		if (key != K_TIMER)
+			tui->hist = 0;
+	} else {
+		tui->hist = 0;
+		key = ui_browser__run(&tui->b, tui->secs);
+		if (key == 'q' || key == K_ESC || key == CTRL('c') || key == K_ERROR)
+			return BPF_TOP_WAIT_QUIT;
+		if (key == K_ENTER && !top->hist)
+			ui_helpline__puts("perf bpf top: run times need --hist");
+		else if (key == K_ENTER && tui->b.index < (u64)tui->nr_rows)
+			tui->hist = tui->ids[tui->b.index];
+	}
+	if (key == K_TIMER || bpf_side_band__now_ns() >= next) {
 		bpf_side_band__read(top->evlist, &top->err);
 		return BPF_TOP_WAIT_REFRESH;
 	}
-	if (key == 'q' || key == K_ESC || key == CTRL('c') || key == K_ERROR)
-		return BPF_TOP_WAIT_QUIT;
-	if (key == K_ENTER || key == 'h')
-		bpf_top_tui__hist(tui, top);
 	return BPF_TOP_WAIT_AGAIN;
 }
 

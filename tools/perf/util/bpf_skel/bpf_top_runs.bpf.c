@@ -17,7 +17,7 @@ struct {
 	__type(value, struct bpf_top_runs);
 } runs SEC(".maps");
 
-/* The window perf reads, which it moves on after each read: max_ns is its */
+/* The window perf reads, moved on after each read: max_ns is that window's */
 volatile __u64 window;
 
 /* floor(log2(v)), 0 for 0 */
@@ -54,11 +54,16 @@ int BPF_PROG(fentry_XXX)
 
 	if (!r)
 		return 0;
-	/* interrupted by itself (from an NMI, say): the inner run is not timed */
-	if (r->depth++) {
+	/*
+	 * A run on this CPU already: one it interrupted (from an NMI, say)
+	 * or, for a program that may be preempted, one of another task.
+	 * This one is not timed.
+	 */
+	if (r->start_ns) {
 		r->nested++;
 		return 0;
 	}
+	r->task = bpf_get_current_task();
 	r->start_ns = bpf_ktime_get_ns();
 	return 0;
 }
@@ -70,10 +75,15 @@ int BPF_PROG(fexit_XXX)
 	struct bpf_top_runs *r = bpf_map_lookup_elem(&runs, &zero);
 	__u64 t, w = window;
 
-	/* no depth: the run began before the attach */
-	if (!r || !r->depth || --r->depth)
+	/*
+	 * No start: the run was not timed (see above); another task: one
+	 * that ran while the timed one was preempted.  perf attaches this
+	 * program before the fentry one, so a run is timed whole or not.
+	 */
+	if (!r || !r->start_ns || r->task != bpf_get_current_task())
 		return 0;
 	t = bpf_ktime_get_ns() - r->start_ns;
+	r->start_ns = 0;
 	r->buckets[log2_64(t) & (BPF_TOP_RUNS_BUCKETS - 1)]++;
 	r->runs++;
 	r->time_ns += t;

@@ -17,9 +17,8 @@ struct bpf_top_runs {
 	__u64	nested;		/* begun while a run was on this CPU: not timed */
 	__u64	max_ns;		/* the longest run of window max_window */
 	__u64	max_window;
-	__u64	start_ns;	/* of the run on this CPU */
-	__u32	depth;		/* runs begun and not ended on this CPU */
-	__u32	pad;
+	__u64	start_ns;	/* of the run on this CPU, 0 if none */
+	__u64	task;		/* the task it runs in */
 };
 
 #endif /* __BPF_TOP_RUNS_H */
