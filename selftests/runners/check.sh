@@ -158,6 +158,33 @@ if [ "$kernel" = debug ]; then
 	fi
 fi
 
+# KCSAN's reports: one whose racing accesses are in the series' code (the
+# first frame of either, against kcsan_ours) fails the run; the others,
+# races of the kernel the series leaves as they were, are listed.  Then
+# they are left out of the splat check.
+kcsan_ours='bpf_link_|perf_event_bpf_|bpf_prog_get_stats|bpf_prog_stats_seen|bpf_stats_dec'
+kcsan_ours+='|cgroup_bpf_release|bpf_cgroup_link|bpf_xdp_link|tcx_link|netkit_link'
+kcsan_ours+='|bpf_netns_link|sock_map_link|bpf_struct_ops_link'
+if [ "$kernel" = kcsan ] && [ -f "$res/console.log" ]; then
+	# each access's first frame, a report's two on one line
+	races=$(awk '
+		/BUG: KCSAN:/ { if (r != "") print r; r = ""; n = 0 }
+		/(read|write).* by (task|interrupt)/ { want = 1; next }
+		want { sub(/^\[[ 0-9.]+\] +/, ""); sub(/\+.*/, ""); r = r " " $0; want = 0 }
+		END { if (r != "") print r }' "$res/console.log")
+	ours=$(grep -Ec "$kcsan_ours" <<<"$races")
+	others=$(sort <<<"$races" | uniq -c | sort -rn | head -n 5 | tr -s ' ')
+	[ -z "$races" ] || tap_print "# KCSAN reports, by their racing functions:" \
+		"$(sed 's/^/#   /' <<<"$others")"
+	if [ "$ours" != 0 ]; then
+		result fail "KCSAN: no data race in the series' code" "$ours reports, see $res/console.log"
+	else
+		result ok "KCSAN: no data race in the series' code" \
+			"$(grep -c . <<<"$races") reports elsewhere"
+	fi
+	splat_re=${splat_re/BUG:/BUG: [^K]}
+fi
+
 # A splat anywhere in the guest kernel log fails the run.
 if [ -f "$res/job/dmesg" ]; then
 	if grep -Eq "$splat_re" "$res/job/dmesg"; then

@@ -175,7 +175,8 @@ int bpf_top_hist__attach(struct bpf_top_hist **histp, u32 prog_id, char *why, si
 			hist->skel->links.fentry_XXX = NULL;
 	}
 	if (err) {
-		snprintf(why, size, "cannot trace %s: %s", func, str_error_r(-err, msg, sizeof(msg)));
+		snprintf(why, size, "cannot trace %s: %s", func,
+			 str_error_r(-err, msg, sizeof(msg)));
 		goto out;
 	}
 	*histp = hist;

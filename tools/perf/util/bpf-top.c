@@ -626,7 +626,8 @@ static void bpf_top__update_counts(struct bpf_top *top)
 
 	hashmap__for_each_entry(top->progs, cur, bkt) {
 		prog = cur->pvalue;
-		if (!prog->gone && prog->shown && !prog->attach.len && bpf_top__profilable(top, prog))
+		if (!prog->gone && prog->shown && !prog->attach.len &&
+		    bpf_top__profilable(top, prog))
 			scan = true;
 	}
 	if (scan) {

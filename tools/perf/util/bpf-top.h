@@ -147,7 +147,8 @@ struct bpf_top {
 	 */
 	char			*ksyms[16];
 	int			ksym_next;
-	struct hashmap		*gone;		/* id -> struct bpf_top_gone *, from the last refresh or two */
+	/* id -> struct bpf_top_gone *, from the last refresh or two */
+	struct hashmap		*gone;
 	bool			stdio;
 	bool			json;
 	u32			last_id;	/* the highest program id when records began */

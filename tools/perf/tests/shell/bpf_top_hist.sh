@@ -48,7 +48,8 @@ bpf_test_track $pid
 echo $pid >"$tmp/loop.pid"
 exec 3>"$tmp/loop.ctl"
 pbt_wait 120 pbt_links_ready loop ||
-	bpf_test_fail "bpf_links loop not ready within 120 s: $(cat "$tmp/loop.out" "$tmp/loop.err")"
+	bpf_test_fail "bpf_links loop not ready within 120 s:" \
+		"$(cat "$tmp/loop.out" "$tmp/loop.err")"
 id=$(awk '$1 == "prog" && $2 == "loop" { print $3 }' "$tmp/loop.out")
 [ -n "$id" ] || bpf_test_fail "no program id from bpf_links loop: $(cat "$tmp/loop.out")"
 

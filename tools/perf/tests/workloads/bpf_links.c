@@ -769,8 +769,8 @@ static int bpf_links_loop(void)
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	struct bpf_func_info funcs[2] = { { .insn_off = 0 }, { .insn_off = 15 } };
 	LIBBPF_OPTS(bpf_prog_load_opts, opts);
+	struct bpf_func_info funcs[2] = { { .insn_off = 0 }, { .insn_off = 15 } };
 	int map_fd, fd, perf_fd, link_fd, tp, k, n, i;
 	char line[64];
 	unsigned int cpu;

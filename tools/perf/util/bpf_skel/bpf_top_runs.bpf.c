@@ -17,8 +17,11 @@ struct {
 	__type(value, struct bpf_top_runs);
 } runs SEC(".maps");
 
-/* The window perf reads, moved on after each read: max_ns is that window's */
-volatile __u64 window;
+/*
+ * The window perf reads, moved on after each read (through the mmapped
+ * .bss): max_ns is that window's.  A run reads it once.
+ */
+__u64 window;
 
 /* floor(log2(v)), 0 for 0 */
 static __always_inline __u32 log2_32(__u32 v)
