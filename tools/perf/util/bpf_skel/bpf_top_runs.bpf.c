@@ -10,6 +10,9 @@
 
 #include "bpf_top_runs.h"
 
+/* A run this long is one whose exit was missed */
+#define BPF_TOP_RUNS_STALE_NS	(10ULL * 1000 * 1000 * 1000)
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -54,20 +57,27 @@ int BPF_PROG(fentry_XXX)
 {
 	__u32 zero = 0;
 	struct bpf_top_runs *r = bpf_map_lookup_elem(&runs, &zero);
+	__u64 now = bpf_ktime_get_ns(), task = bpf_get_current_task();
 
 	if (!r)
 		return 0;
 	/*
-	 * A run on this CPU already: one it interrupted (from an NMI, say)
-	 * or, for a program that may be preempted, one of another task.
-	 * This one is not timed.
+	 * A run on this CPU already: one it interrupted (an interrupt runs
+	 * in the task it interrupts: inner counts those, for their exits
+	 * not to end the run below) or, for a program that may be
+	 * preempted, one of another task.  This one is not timed.  A start
+	 * older than BPF_TOP_RUNS_STALE_NS is one whose exit was missed (an
+	 * exit interrupted as it began): timing starts again.
 	 */
-	if (r->start_ns) {
+	if (r->start_ns && now - r->start_ns < BPF_TOP_RUNS_STALE_NS) {
+		if (r->task == task)
+			r->inner++;
 		r->nested++;
 		return 0;
 	}
-	r->task = bpf_get_current_task();
-	r->start_ns = bpf_ktime_get_ns();
+	r->task = task;
+	r->inner = 0;
+	r->start_ns = now;
 	return 0;
 }
 
@@ -85,6 +95,10 @@ int BPF_PROG(fexit_XXX)
 	 */
 	if (!r || !r->start_ns || r->task != bpf_get_current_task())
 		return 0;
+	if (r->inner) {
+		r->inner--;
+		return 0;
+	}
 	t = bpf_ktime_get_ns() - r->start_ns;
 	r->start_ns = 0;
 	r->buckets[log2_64(t) & (BPF_TOP_RUNS_BUCKETS - 1)]++;

@@ -19,6 +19,7 @@ struct bpf_top_runs {
 	__u64	max_window;
 	__u64	start_ns;	/* of the run on this CPU, 0 if none */
 	__u64	task;		/* the task it runs in */
+	__u64	inner;		/* runs on top of it in its task (interrupts) */
 };
 
 #endif /* __BPF_TOP_RUNS_H */
