@@ -202,7 +202,7 @@ int bpf_top_hist__read(struct bpf_top_hist *hist, struct bpf_top_hist_sum *sum)
 	for (cpu = 0; cpu < hist->nr_cpus; cpu++) {
 		const struct bpf_top_runs *v = &hist->vals[cpu];
 
-		/* runs from the buckets: a copy may catch a run half counted */
+		/* the runs timed are the buckets' sum */
 		for (i = 0; i < BPF_TOP_RUNS_BUCKETS; i++) {
 			sum->buckets[i] += v->buckets[i];
 			sum->runs += v->buckets[i];

@@ -546,28 +546,53 @@ err:
 	return NULL;
 }
 
-static int bpf_links_runs(void)
+/*
+ * Attach program @fd (named @name) through a perf_event link to an event
+ * of syscalls:sys_enter_getcpu, which *@perf_fd gets; the link's fd, -1
+ * on failure, said
+ */
+static int bpf_links_getcpu_link(int fd, const char *name, int *perf_fd)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_TRACEPOINT,
 		.size = sizeof(attr),
 		.sample_period = 1,
 	};
+	char what[64];
+	int tp, link_fd;
+
+	tp = bpf_links_tracepoint("syscalls", "sys_enter_getcpu");
+	if (tp < 0) {
+		bpf_links_fail("no tracepoint syscalls:sys_enter_getcpu in tracefs");
+		return -1;
+	}
+	attr.config = tp;
+	*perf_fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, 0);
+	if (*perf_fd < 0) {
+		bpf_links_fail("perf_event_open syscalls:sys_enter_getcpu");
+		return -1;
+	}
+	link_fd = bpf_link_create(fd, *perf_fd, BPF_PERF_EVENT, NULL);
+	if (link_fd < 0) {
+		snprintf(what, sizeof(what), "perf_event link of %s", name);
+		bpf_links_fail(what);
+	}
+	return link_fd;
+}
+
+static int bpf_links_runs(void)
+{
 	struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, opts);
 	struct bpf_func_info func = { .insn_off = 0 };
-	int fd, perf_fd, link_fd, tp, n, i;
+	int fd, perf_fd, link_fd, n, i;
 	struct btf *btf;
 	char line[32];
 	unsigned int cpu;
 
-	tp = bpf_links_tracepoint("syscalls", "sys_enter_getcpu");
-	if (tp < 0)
-		return bpf_links_fail("no tracepoint syscalls:sys_enter_getcpu in tracefs");
-	attr.config = tp;
 	btf = bpf_links_btf("pbt_runs", &func.type_id);
 	if (!btf)
 		return bpf_links_fail("BTF of pbt_runs");
@@ -581,12 +606,9 @@ static int bpf_links_runs(void)
 	if (fd < 0)
 		return bpf_links_fail("pbt_runs");
 	printf("prog runs %u pbt_runs\n", bpf_links_prog_id(fd));
-	perf_fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, 0);
-	if (perf_fd < 0)
-		return bpf_links_fail("perf_event_open syscalls:sys_enter_getcpu");
-	link_fd = bpf_link_create(fd, perf_fd, BPF_PERF_EVENT, NULL);
+	link_fd = bpf_links_getcpu_link(fd, "pbt_runs", &perf_fd);
 	if (link_fd < 0)
-		return bpf_links_fail("perf_event link");
+		return 1;
 	printf("link runs %u %u syscalls:sys_enter_getcpu\nready\n",
 	       bpf_links_link_id(link_fd), bpf_links_prog_id(fd));
 	fflush(stdout);
@@ -738,11 +760,6 @@ err:
 
 static int bpf_links_loop(void)
 {
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_TRACEPOINT,
-		.size = sizeof(attr),
-		.sample_period = 1,
-	};
 	struct bpf_insn insns[] = {
 		/* r0 = the map's first entry, or out */
 		{ .code = BPF_ST | BPF_MEM | BPF_W, .dst_reg = BPF_REG_10, .off = -4 },
@@ -771,16 +788,12 @@ static int bpf_links_loop(void)
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, opts);
 	struct bpf_func_info funcs[2] = { { .insn_off = 0 }, { .insn_off = 15 } };
-	int map_fd, fd, perf_fd, link_fd, tp, k, n, i;
+	int map_fd, fd, perf_fd, link_fd, k, n, i;
 	char line[64];
 	unsigned int cpu;
 	u32 zero = 0;
 	struct btf *btf;
 
-	tp = bpf_links_tracepoint("syscalls", "sys_enter_getcpu");
-	if (tp < 0)
-		return bpf_links_fail("no tracepoint syscalls:sys_enter_getcpu in tracefs");
-	attr.config = tp;
 	map_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pbt_loop", sizeof(u32), sizeof(u32), 1,
 				NULL);
 	if (map_fd < 0)
@@ -798,12 +811,9 @@ static int bpf_links_loop(void)
 	btf__free(btf);
 	if (fd < 0)
 		return bpf_links_fail("pbt_loop");
-	perf_fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, 0);
-	if (perf_fd < 0)
-		return bpf_links_fail("perf_event_open syscalls:sys_enter_getcpu");
-	link_fd = bpf_link_create(fd, perf_fd, BPF_PERF_EVENT, NULL);
+	link_fd = bpf_links_getcpu_link(fd, "pbt_loop", &perf_fd);
 	if (link_fd < 0)
-		return bpf_links_fail("perf_event link of pbt_loop");
+		return 1;
 	printf("prog loop %u pbt_loop\nready\n", bpf_links_prog_id(fd));
 	fflush(stdout);
 	/* no line read ahead: spin watches fd 0 for the next one */

@@ -102,7 +102,6 @@ int BPF_PROG(fexit_XXX)
 	t = bpf_ktime_get_ns() - r->start_ns;
 	r->start_ns = 0;
 	r->buckets[log2_64(t) & (BPF_TOP_RUNS_BUCKETS - 1)]++;
-	r->runs++;
 	r->time_ns += t;
 	if (r->max_window != w || t > r->max_ns) {
 		r->max_ns = t;

@@ -11,8 +11,7 @@
 #define BPF_TOP_RUNS_BUCKETS	64
 
 struct bpf_top_runs {
-	__u64	buckets[BPF_TOP_RUNS_BUCKETS];
-	__u64	runs;		/* timed: the sum of the buckets */
+	__u64	buckets[BPF_TOP_RUNS_BUCKETS];	/* their sum: the runs timed */
 	__u64	time_ns;	/* their time */
 	__u64	nested;		/* begun while a run was on this CPU: not timed */
 	__u64	max_ns;		/* the longest run of window max_window */
