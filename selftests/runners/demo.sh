@@ -9,7 +9,10 @@
 #     program loaded and unloaded while perf record -a runs;
 #  3. perf bpf events streaming five programs and their links (cgroup,
 #     raw_tp, fentry, perf_event, xdp) as they come and go, and perf bpf
-#     list showing them while they are there.
+#     list showing them while they are there;
+#  4. perf bpf top watching a program that runs over and over: its rate,
+#     the time of a run on average and its percentiles, and the
+#     distribution of its run times (perf bpf top --hist).
 # Every step checks what it shows.  The sessions and the workload wait for
 # the demo, never the other way round: whatever the demo looks at stays
 # there until it lets go.  Every wait has a deadline.  On a failure the
@@ -25,6 +28,7 @@ pids=
 ours=
 events=
 links=
+loop=
 cgroup=
 current=start
 failed=
@@ -46,6 +50,12 @@ cleanup() {
 		until_deadline 60 gone "$links" || kill -KILL "$links" 2>/dev/null
 	fi
 	exec 8>&-
+	if [ -n "$loop" ]; then
+		echo end >&7
+		echo end >&7
+		until_deadline 60 gone "$loop" || kill -KILL "$loop" 2>/dev/null
+	fi
+	exec 7>&-
 	if [ -n "$events" ]; then
 		kill -INT "$events" 2>/dev/null
 		until_deadline 60 gone "$events" || kill -KILL "$events" 2>/dev/null
@@ -129,6 +139,11 @@ events_reading() {
 links_ready() {
 	gone "$links" && fail "the workload ended: $(cat "$work/links.err")"
 	grep -qx ready "$work/links"
+}
+
+loop_ready() {
+	gone "$loop" && fail "the loop workload ended: $(cat "$work/loop.err")"
+	grep -qx ready "$work/loop"
 }
 
 # all_unloaded: perf bpf events has shown the unload of each program of
@@ -381,5 +396,57 @@ while read -r l p kind; do
 done <"$work/link-ids"
 rmdir "$cgroup" || fail "cannot remove $cgroup"
 cgroup=
+
+step "perf bpf top --hist: what a program costs, run by run"
+# perf test -w bpf_links loop: a tracepoint program, pbt_loop, that calls
+# bpf_loop() 1000 times a run, run by the workload over and over
+# ("spin") until the demo sends it another line.
+mkfifo "$work/loop.ctl" || fail "cannot make a fifo in $work"
+exec 7<>"$work/loop.ctl"
+perf test -w bpf_links loop <"$work/loop.ctl" >"$work/loop" 2>"$work/loop.err" 7>&- 8>&- &
+loop=$!
+wait_for 120 "program of the loop workload" loop_ready
+id=$(awk '$1 == "prog" && $2 == "loop" { print $3 }' "$work/loop")
+[ -n "$id" ] || fail "no program id from the loop workload: $(cat "$work/loop")"
+echo "spin 1000" >&7
+echo "--- perf bpf top --hist --id $id: three windows of a second, the last shown"
+perf bpf top --hist --id "$id" -I 1000 --interval-count 3 -o "$work/top" \
+	2>"$work/top.err" || fail "perf bpf top failed: $(cat "$work/top.err")"
+# the last screen: from its last title line on
+awk '/^perf bpf top/ { n = 0 } { line[n++] = $0 }
+	END { for (i = 0; i < n; i++) print line[i] }' "$work/top" | tee "$work/screen"
+# its row of the program: runs, the time of a run and its percentiles
+awk -v id="$id" '$1 == id && $2 == "pbt_loop" {
+		# RUNS/s, AVG ns; P50, P99 and MAX ns: $4, $5; $11, $12, $13
+		ok = $4 > 0 && $5 > 0 && $11 > 0 && $11 <= $12 && $12 <= $13
+	} END { exit !ok }' "$work/screen" ||
+	fail "want pbt_loop ($id) running, with its average run time, and" \
+		"P50 <= P99 <= MAX, in the last screen of perf bpf top"
+echo "--- the distribution of its runs in one window (perf bpf top -j --hist: \"hist\")"
+perf bpf top -j --hist --id "$id" -I 1000 --interval-count 2 -o "$work/top.json" \
+	2>"$work/top.err" || fail "perf bpf top -j failed: $(cat "$work/top.err")"
+tail -n 1 "$work/top.json" | python3 -c '
+import json, sys
+w = json.loads(sys.stdin.read())
+hist, timed, runs = w["hist"], w["hist_runs"], w["run_cnt"]
+peak = max(c for _, _, c in hist)
+print("%d runs timed, %d counted by the kernel; p50 %d ns, p90 %d ns, p99 %d ns, max %d ns" %
+      (timed, runs, w["p50_ns"], w["p90_ns"], w["p99_ns"], w["max_ns"]))
+print("%20s : %-8s %s" % ("nsecs", "count", "distribution"))
+for lo, hi, c in hist:
+    print("%8d -> %-8d : %-8d |%-40s|" % (lo, hi, c, "*" * (40 * c // peak)))
+# the buckets add up to the runs timed, and those are the kernel run
+# count give or take the runs in flight at the edges of the window
+sys.exit(not (timed > 0 and sum(c for _, _, c in hist) == timed and
+              abs(timed - runs) <= max(2, runs // 10)))' ||
+	fail "want the buckets to add up to hist_runs, and hist_runs within 10%" \
+		"of run_cnt: $(tail -n 1 "$work/top.json")"
+echo stop >&7
+wait_for 60 "end of the spin" grep -q '^spun ' "$work/loop"
+echo end >&7
+wait_for 60 "end of the loop workload" gone "$loop"
+wait "$loop" || fail "the loop workload failed: $(cat "$work/loop.err")"
+loop=
+echo "the workload ended: $(grep '^spun ' "$work/loop")"
 
 step "done: every step checked what it showed"

@@ -737,10 +737,57 @@ static char *kprobe_multi_target(int fd, u32 count, struct bpf_resolver *res)
 	return strdup(buf);
 }
 
+/*
+ * The event a perf_event link's program runs on, named as perf names it
+ * (evsel__name()), from the type and config the link's info gives: those
+ * the event has in the kernel.  The kernel moves a software cpu-clock or
+ * task-clock event to a PMU of its own (cpu_clock, task_clock) with a
+ * type it allocates at boot and shows nowhere, as these two PMUs have no
+ * sysfs device; each takes one config only, the software event's.  So a
+ * type above the fixed ones that no PMU in sysfs has is one of them when
+ * its config is one of these two.
+ */
+static char *perf_event_event(u32 type, u64 config)
+{
+	struct perf_event_attr attr = {
+		.type = type,
+		.config = config,
+		.size = sizeof(attr),
+	};
+	struct perf_pmu *pmu = perf_pmus__find_by_type(type);
+	struct evsel *evsel;
+	char *target;
+	int ret;
+
+	if (!pmu && type >= PERF_TYPE_MAX &&
+	    (config == PERF_COUNT_SW_CPU_CLOCK || config == PERF_COUNT_SW_TASK_CLOCK))
+		attr.type = PERF_TYPE_SOFTWARE;
+	switch (attr.type) {
+	case PERF_TYPE_HARDWARE:
+	case PERF_TYPE_SOFTWARE:
+	case PERF_TYPE_HW_CACHE:
+	case PERF_TYPE_RAW:
+		evsel = evsel__new(&attr);
+		if (!evsel)
+			return NULL;
+		ret = asprintf(&target, "event %s", evsel__name(evsel));
+		evsel__delete(evsel);
+		break;
+	default:
+		if (pmu)	/* as perf stat -e takes it */
+			ret = asprintf(&target, "event %s/config=%#" PRIx64 "/", pmu->name,
+				       config);
+		else
+			ret = asprintf(&target, "event type %u config %#" PRIx64, type,
+				       config);
+		break;
+	}
+	return ret < 0 ? NULL : target;
+}
+
 static char *perf_event_target(const struct bpf_link_info *info, const char *name)
 {
-	const char *kind, *event = NULL;
-	struct perf_pmu *pmu;
+	const char *kind;
 	char *target;
 	int ret;
 
@@ -764,24 +811,8 @@ static char *perf_event_target(const struct bpf_link_info *info, const char *nam
 		ret = asprintf(&target, "tracepoint %s", name);
 		break;
 	case BPF_PERF_EVENT_EVENT:
-		if (info->perf_event.event.type == PERF_TYPE_SOFTWARE &&
-		    info->perf_event.event.config < PERF_COUNT_SW_MAX)
-			event = evsel__sw_names[info->perf_event.event.config];
-		else if (info->perf_event.event.type == PERF_TYPE_HARDWARE &&
-			 info->perf_event.event.config < PERF_COUNT_HW_MAX)
-			event = evsel__hw_names[info->perf_event.event.config];
-		pmu = perf_pmus__find_by_type(info->perf_event.event.type);
-		if (event)
-			ret = asprintf(&target, "event %s", event);
-		else if (pmu)
-			/* as perf stat -e takes it */
-			ret = asprintf(&target, "event %s/config=%#" PRIx64 "/", pmu->name,
-				       (u64)info->perf_event.event.config);
-		else
-			ret = asprintf(&target, "event type %u config %#" PRIx64,
-				       info->perf_event.event.type,
-				       (u64)info->perf_event.event.config);
-		break;
+		return perf_event_event(info->perf_event.event.type,
+					info->perf_event.event.config);
 	default:
 		ret = asprintf(&target, "perf event kind %u", info->perf_event.type);
 		break;

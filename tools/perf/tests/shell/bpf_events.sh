@@ -128,16 +128,6 @@ errors = []
 def fail(msg):
     errors.append(msg)
 
-# The names a perf_event link's target may have: the event the workload
-# opened (cpu-clock), or, as the kernel rewrites a cpu-clock event to a
-# PMU of its own that it does not show in sysfs, the numbers bpftool
-# gives, as perf prints them.
-def perf_event_targets(target, bt):
-    if (bt.get("event_type"), bt.get("event_config")) == ("software", "cpu-clock"):
-        return {target}
-    config = bt.get("event_config")
-    return {target, f"event type {bt.get('event_type')} config {config and hex(config)}"}
-
 events = []
 for n, line in enumerate(open(f"{tmp}/events.out"), 1):
     try:
@@ -243,7 +233,7 @@ for lid, (kind, prog, target) in want_links.items() if has_links else ():
         elif kind == "xdp":
             ok = t == target and e.get("ifindex") == bt["ifindex"]
         else:
-            ok = t in perf_event_targets(target, bt)
+            ok = t == target
         if not ok:
             fail(f"{ev} {lid} ({kind}): target {t!r}, record {e}, bpftool {bt}, "
                  f"want {target!r}")
