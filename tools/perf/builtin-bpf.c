@@ -1860,12 +1860,76 @@ static void bpf_top__print_hist(struct bpf_top *top, struct bpf_top_prog *prog)
 	bpf_out__raw(out, out->format == BPF_FORMAT_JSON ? "]" : "");
 }
 
+/* -x and -j: the columns of @prog and its window that a split row repeats */
+static void bpf_top__print_prog_head(struct bpf_top *top, struct bpf_top_prog *prog, u64 since)
+{
+	struct bpf_out *out = &top->out;
+	char buf[32];
+
+	bpf_out__key(out, "time");
+	bpf_out__printf(out, "%" PRIu64 ".%06" PRIu64, since / NSEC_PER_SEC,
+			(since % NSEC_PER_SEC) / NSEC_PER_USEC);
+	bpf_out__u64(out, "prog_id", prog->desc.id);
+	bpf_out__str(out, "prog_name", prog->desc.name ?: "");
+	bpf_out__str(out, "prog_type", !prog->desc.type_known ? "-" :
+		     perf_bpf__prog_type_name(prog->desc.type, buf, sizeof(buf)));
+}
+
+/*
+ * --split, -x and -j: after the line of @prog ("row": "prog", with what
+ * its runs are split by, if they are counted), a line a cgroup or device
+ * that drove some of its runs in the window ("row": "split"): their
+ * count, time, average, rate and share of a CPU over the window, their
+ * count and time since first counted, and what drove them: "split_id"
+ * the cgroup id or ifindex, "split_name" its path or name
+ */
+static void bpf_top__print_splits(struct bpf_top *top, struct bpf_top_prog *prog, u64 since,
+				  u64 window)
+{
+	const size_t nr_before = ARRAY_SIZE(bpf_top_columns) - 1 +
+				 (top->hist ? BPF_TOP_NR_HIST_COLUMNS : 0) + 3 * top->nr_events;
+	const char *kind = bpf_top__split_kind(prog->split_by);
+	struct bpf_out *out = &top->out;
+	struct bpf_top_split **v;
+	size_t k;
+	int i, nr;
+
+	v = bpf_top_prog__splits(prog, &nr);
+	for (i = 0; i < nr; i++) {
+		const struct bpf_top_split *split = v[i];
+		double one = window ? 100.0 * split->win_time_ns / window : 0;
+
+		bpf_out__begin(out);
+		bpf_top__print_prog_head(top, prog, since);
+		bpf_out__u64(out, "run_cnt", split->win_runs);
+		bpf_out__u64(out, "run_time_ns", split->win_time_ns);
+		bpf_out__u64(out, "avg_ns", split->win_time_ns / split->win_runs);
+		bpf_out__key(out, "runs_per_sec");
+		bpf_out__printf(out, "%.1f",
+				window ? (double)split->win_runs * NSEC_PER_SEC / window : 0);
+		bpf_out__key(out, "cpu_pct");
+		bpf_out__printf(out, "%.3f", one);
+		bpf_out__key(out, "cpu_pct_all");
+		bpf_out__printf(out, "%.3f", one / top->nr_cpus);
+		bpf_out__u64(out, "run_cnt_total", split->runs);
+		bpf_out__u64(out, "run_time_ns_total", split->time_ns);
+		/* nothing of the program's own, of --hist's or of the events' */
+		for (k = 12; k < nr_before; k++)
+			bpf_out__none(out, top->columns ? top->columns[k] : bpf_top_columns[k]);
+		bpf_out__str(out, "row", "split");
+		bpf_out__str(out, "split", kind);
+		bpf_out__u64(out, "split_id", split->key);
+		bpf_out__str(out, "split_name", split->name ?: "-");
+		bpf_out__end(out);
+	}
+	free(v);
+}
+
 static void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v, int nr,
 				    u64 now, u64 window)
 {
 	struct bpf_out *out = &top->out;
 	u64 since = now - top->start;
-	char buf[32];
 	int i;
 
 	for (i = 0; i < nr; i++) {
@@ -1880,13 +1944,7 @@ static void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v
 		double one = window ? 100.0 * win_time / window : 0;
 
 		bpf_out__begin(out);
-		bpf_out__key(out, "time");
-		bpf_out__printf(out, "%" PRIu64 ".%06" PRIu64, since / NSEC_PER_SEC,
-				(since % NSEC_PER_SEC) / NSEC_PER_USEC);
-		bpf_out__u64(out, "prog_id", prog->desc.id);
-		bpf_out__str(out, "prog_name", prog->desc.name ?: "");
-		bpf_out__str(out, "prog_type", !prog->desc.type_known ? "-" :
-			     perf_bpf__prog_type_name(prog->desc.type, buf, sizeof(buf)));
+		bpf_top__print_prog_head(top, prog, since);
 		bpf_out__u64(out, "run_cnt", win_cnt);
 		bpf_out__u64(out, "run_time_ns", win_time);
 		bpf_out__u64(out, "avg_ns", win_cnt ? win_time / win_cnt : 0);
@@ -1907,7 +1965,20 @@ static void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v
 		if (top->hist)
 			bpf_top__print_hist(top, prog);
 		bpf_top__print_counts(top, prog);
+		if (top->split) {
+			const char *split = bpf_top_prog__split(prog);
+
+			bpf_out__str(out, "row", "prog");
+			if (split)
+				bpf_out__str(out, "split", split);
+			else
+				bpf_out__none(out, "split");
+			bpf_out__none(out, "split_id");
+			bpf_out__none(out, "split_name");
+		}
 		bpf_out__end(out);
+		if (top->split)
+			bpf_top__print_splits(top, prog, since, window);
 	}
 }
 
@@ -1917,7 +1988,8 @@ static void bpf_top__print_screen(struct bpf_top *top, struct bpf_top_prog **v, 
 {
 	FILE *fp = top->out.fp;
 	struct winsize ws = { .ws_row = 0, .ws_col = 0 };
-	int rows = INT_MAX, cols = INT_MAX, i;
+	int rows = INT_MAX, cols = INT_MAX, i, shown = 0;
+	size_t width;
 	/* the title, the lost line, a blank line and the column heads */
 	int head = top->lost ? 4 : 3;
 	char line[1024];
@@ -1931,6 +2003,7 @@ static void bpf_top__print_screen(struct bpf_top *top, struct bpf_top_prog **v, 
 			cols = sizeof(line);
 		fputs("\033[H\033[2J", fp);
 	}
+	width = cols < (int)sizeof(line) ? (size_t)cols + 1 : sizeof(line);
 	bpf_top__title(top, v, nr, window, line, sizeof(line));
 	fprintf(fp, "%.*s\n", cols, line);
 	if (top->clear && ws.ws_row && ws.ws_row <= head + 1)
@@ -1945,11 +2018,30 @@ static void bpf_top__print_screen(struct bpf_top *top, struct bpf_top_prog **v, 
 	fprintf(fp, "\n%.*s\n", cols, line);
 	if (!nr && rows)
 		fprintf(fp, "%s\n", bpf_top__none(top));
-	for (i = 0; i < nr && i < rows && (!top->entries || i < top->entries); i++) {
+	for (i = 0; i < nr && shown < rows && (!top->entries || i < top->entries); i++) {
+		struct bpf_top_split **splits = NULL;
+		int j, nr_splits = 0;
+
 		/* cut by the row itself: not inside an escape or a character */
-		bpf_top__row(top, v[i], window, line,
-			     cols < (int)sizeof(line) ? (size_t)cols + 1 : sizeof(line));
+		bpf_top__row(top, v[i], window, line, width);
 		fprintf(fp, "%.*s\n", cols, line);
+		shown++;
+		if (!top->split || v[i]->gone)
+			continue;
+		if (bpf_top_prog__split_by(v[i]) == BPF_TOP_SPLIT_NONE) {
+			if (shown < rows) {
+				bpf_top__split_row(top, v[i], NULL, window, line, width);
+				fprintf(fp, "%.*s\n", cols, line);
+				shown++;
+			}
+			continue;
+		}
+		splits = bpf_top_prog__splits(v[i], &nr_splits);
+		for (j = 0; j < nr_splits && shown < rows; j++, shown++) {
+			bpf_top__split_row(top, v[i], splits[j], window, line, width);
+			fprintf(fp, "%.*s\n", cols, line);
+		}
+		free(splits);
 	}
 	if (!top->clear)
 		fputc('\n', fp);
@@ -2062,6 +2154,8 @@ static int cmd_bpf_top(int argc, const char **argv)
 		   "count these around each run of the programs (perf stat -b's profiler)"),
 	OPT_BOOLEAN(0, "hist", &top.hist,
 		    "time each run of the programs: percentiles, longest run, histogram"),
+	OPT_BOOLEAN(0, "split", &top.split,
+		    "split the runs of each program by the cgroup or network device that drove them"),
 	OPT_STRING(0, "name", &top.name_glob, "glob", "only the programs whose name matches"),
 	OPT_STRING(0, "prog-type", &top.types_str, "type[,type...]",
 		   "only programs of these types (libbpf's names: tracepoint, kprobe, ...)"),
@@ -2129,8 +2223,9 @@ static int cmd_bpf_top(int argc, const char **argv)
 			goto out;
 	}
 #ifndef HAVE_BPF_SKEL
-	if (top.hist) {
-		pr_err("perf bpf top: --hist needs perf built with BPF skeletons (BUILD_BPF_SKEL=1)\n");
+	if (top.hist || top.split) {
+		pr_err("perf bpf top: %s needs perf built with BPF skeletons (BUILD_BPF_SKEL=1)\n",
+		       top.hist ? "--hist" : "--split");
 		err = -1;
 		goto out;
 	}

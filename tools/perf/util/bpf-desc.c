@@ -499,7 +499,7 @@ static bool bpf_resolver__cgroup_handles(struct bpf_resolver *res)
  * readlink() of a path as long as the tree is deep), or, where that does
  * not work, found by another walk, at most one a batch.
  */
-static const char *bpf_resolver__cgroup(struct bpf_resolver *res, u64 id)
+const char *bpf_resolver__cgroup(struct bpf_resolver *res, u64 id)
 {
 	const char *root = bpf_resolver__cgroot(res);
 	char *path = NULL;

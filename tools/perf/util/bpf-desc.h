@@ -100,6 +100,7 @@ void bpf_prog_desc__delete(struct bpf_prog_desc *prog);
 int bpf_resolver__init(struct bpf_resolver *res);
 void bpf_resolver__exit(struct bpf_resolver *res);
 void bpf_resolver__next_batch(struct bpf_resolver *res);
+const char *bpf_resolver__cgroup(struct bpf_resolver *res, u64 id);
 
 int bpf_link_desc__fill(struct bpf_link_desc *link, int fd, struct bpf_resolver *res);
 void bpf_link_desc__delete(struct bpf_link_desc *link);

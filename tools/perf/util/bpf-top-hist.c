@@ -8,6 +8,13 @@
  * Being attached to it holds the program: bpf-top.c lets go of it when
  * nothing else does.  The window's longest run is kept apart, the window
  * being moved on by each read.
+ *
+ * --split: the fentry program also counts each run, and the fexit one its
+ * time, under a key for what drove it (enum bpf_top_split_by), in a
+ * per-CPU hash map of BPF_TOP_SPLIT_KEYS keys; runs of more keys count
+ * as others.  The key is read on entry, for every run, so that the
+ * splits add up to the kernel's run count; only the runs timed have a
+ * time.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +24,7 @@
 #include <linux/kernel.h>
 #include <linux/string.h>
 #include <linux/zalloc.h>
+#include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -75,6 +83,37 @@ u64 bpf_top_hist__percentile(const struct bpf_top_hist_sum *sum, double pct)
 	return sum->max_ns >= from && sum->max_ns < to ? sum->max_ns : to;
 }
 
+u32 bpf_top_hist__split_by(u32 prog_type)
+{
+	switch (prog_type) {
+	/* run for the task they run in, or the one an interrupt interrupted */
+	case BPF_PROG_TYPE_KPROBE:
+	case BPF_PROG_TYPE_TRACEPOINT:
+	case BPF_PROG_TYPE_PERF_EVENT:
+	case BPF_PROG_TYPE_RAW_TRACEPOINT:
+	case BPF_PROG_TYPE_RAW_TRACEPOINT_WRITABLE:
+	case BPF_PROG_TYPE_TRACING:
+	case BPF_PROG_TYPE_LSM:
+	case BPF_PROG_TYPE_SYSCALL:
+	/* run for the task making the system call */
+	case BPF_PROG_TYPE_CGROUP_SOCK:
+	case BPF_PROG_TYPE_CGROUP_SOCK_ADDR:
+	case BPF_PROG_TYPE_CGROUP_SOCKOPT:
+	case BPF_PROG_TYPE_CGROUP_SYSCTL:
+	case BPF_PROG_TYPE_CGROUP_DEVICE:
+		return BPF_TOP_SPLIT_CGROUP;
+	case BPF_PROG_TYPE_CGROUP_SKB:
+		return BPF_TOP_SPLIT_SOCK_CGROUP;
+	case BPF_PROG_TYPE_SCHED_CLS:
+	case BPF_PROG_TYPE_SCHED_ACT:
+		return BPF_TOP_SPLIT_SKB_DEV;
+	case BPF_PROG_TYPE_XDP:
+		return BPF_TOP_SPLIT_XDP_DEV;
+	default:
+		return BPF_TOP_SPLIT_NONE;
+	}
+}
+
 #ifdef HAVE_BPF_SKEL
 #include "bpf_skel/bpf_top_runs.skel.h"
 
@@ -98,7 +137,8 @@ void bpf_top_hist__delete(struct bpf_top_hist *hist)
  * cannot be traced (no BTF, an extension program, one the kernel
  * refuses another trampoline).
  */
-int bpf_top_hist__attach(struct bpf_top_hist **histp, u32 prog_id, char *why, size_t size)
+int bpf_top_hist__attach(struct bpf_top_hist **histp, u32 prog_id, u32 split_by,
+			 char *why, size_t size)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
@@ -149,6 +189,9 @@ int bpf_top_hist__attach(struct bpf_top_hist **histp, u32 prog_id, char *why, si
 		snprintf(why, size, "cannot open its BPF programs");
 		goto out;
 	}
+	hist->skel->rodata->split_by = split_by;
+	if (split_by == BPF_TOP_SPLIT_NONE)
+		bpf_map__set_max_entries(hist->skel->maps.splits, 1);
 	bpf_object__for_each_program(prog, hist->skel->obj) {
 		err = bpf_program__set_attach_target(prog, fd, func);
 		if (err) {
@@ -214,5 +257,67 @@ int bpf_top_hist__read(struct bpf_top_hist *hist, struct bpf_top_hist_sum *sum)
 	}
 	hist->skel->bss->window = window + 1;
 	return 0;
+}
+
+static int bpf_top_split_sum__cmp(const void *a, const void *b)
+{
+	const struct bpf_top_split_sum *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/*
+ * --split: each key's runs and time, summed over the CPUs, in @v by key
+ * (*@nr of them, BPF_TOP_SPLIT_OTHER last if any run was counted so)
+ */
+int bpf_top_hist__read_splits(struct bpf_top_hist *hist, struct bpf_top_split_sum **v, int *nr)
+{
+	struct bpf_map *map = hist->skel->maps.splits;
+	u32 max = bpf_map__max_entries(map), zero = 0;
+	struct bpf_top_split_val *vals;
+	struct bpf_top_split_sum *sums, other = { .key = BPF_TOP_SPLIT_OTHER };
+	u64 key, *prev = NULL;
+	int cpu, n = 0, err = 0;
+
+	*v = NULL;
+	*nr = 0;
+	vals = calloc(hist->nr_cpus, sizeof(*vals));
+	sums = calloc(max + 1, sizeof(*sums));
+	if (!vals || !sums) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* keys are added, never deleted: no key is missed or seen twice */
+	while (n < (int)max && !bpf_map__get_next_key(map, prev, &key, sizeof(key))) {
+		prev = &sums[n].key;
+		sums[n].key = key;
+		if (bpf_map__lookup_elem(map, &key, sizeof(key), vals,
+					 hist->nr_cpus * sizeof(*vals), 0))
+			continue;	/* cannot be: keys are never deleted */
+		for (cpu = 0; cpu < hist->nr_cpus; cpu++) {
+			sums[n].runs += vals[cpu].runs;
+			sums[n].time_ns += vals[cpu].time_ns;
+		}
+		n++;
+	}
+	qsort(sums, n, sizeof(*sums), bpf_top_split_sum__cmp);
+	if (bpf_map__lookup_elem(hist->skel->maps.runs, &zero, sizeof(zero), hist->vals,
+				 hist->nr_cpus * sizeof(*hist->vals), 0)) {
+		err = -errno;
+		goto out;
+	}
+	for (cpu = 0; cpu < hist->nr_cpus; cpu++) {
+		other.runs += hist->vals[cpu].other_runs;
+		other.time_ns += hist->vals[cpu].other_time_ns;
+	}
+	if (other.runs)
+		sums[n++] = other;
+	*v = sums;
+	*nr = n;
+	sums = NULL;
+out:
+	free(vals);
+	free(sums);
+	return err;
 }
 #endif /* HAVE_BPF_SKEL */

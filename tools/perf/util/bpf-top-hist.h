@@ -24,13 +24,29 @@ struct bpf_top_hist_sum {
 	u64			max_ns;		/* of the window read */
 };
 
+/*
+ * --split: the runs of one key (enum bpf_top_split_by) since the attach,
+ * every run counted, the time of those timed
+ */
+struct bpf_top_split_sum {
+	u64			key;
+	u64			runs;
+	u64			time_ns;
+};
+
+/* The key of the runs whose key the map had no room for */
+#define BPF_TOP_SPLIT_OTHER	(~0ULL)
+
 #ifdef HAVE_BPF_SKEL
-int bpf_top_hist__attach(struct bpf_top_hist **histp, u32 prog_id, char *why, size_t size);
+int bpf_top_hist__attach(struct bpf_top_hist **histp, u32 prog_id, u32 split_by,
+			 char *why, size_t size);
 int bpf_top_hist__read(struct bpf_top_hist *hist, struct bpf_top_hist_sum *sum);
+int bpf_top_hist__read_splits(struct bpf_top_hist *hist, struct bpf_top_split_sum **v, int *nr);
 void bpf_top_hist__delete(struct bpf_top_hist *hist);
 #else
 static inline int bpf_top_hist__attach(struct bpf_top_hist **histp __maybe_unused,
-				       u32 prog_id __maybe_unused, char *why, size_t size)
+				       u32 prog_id __maybe_unused, u32 split_by __maybe_unused,
+				       char *why, size_t size)
 {
 	snprintf(why, size, "perf was built without BPF skeletons");
 	return -EOPNOTSUPP;
@@ -38,6 +54,13 @@ static inline int bpf_top_hist__attach(struct bpf_top_hist **histp __maybe_unuse
 
 static inline int bpf_top_hist__read(struct bpf_top_hist *hist __maybe_unused,
 				     struct bpf_top_hist_sum *sum __maybe_unused)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline int bpf_top_hist__read_splits(struct bpf_top_hist *hist __maybe_unused,
+					    struct bpf_top_split_sum **v __maybe_unused,
+					    int *nr __maybe_unused)
 {
 	return -EOPNOTSUPP;
 }
@@ -54,5 +77,7 @@ void bpf_top_hist__diff(const struct bpf_top_hist_sum *cur, const struct bpf_top
 u64 bpf_top_hist__percentile(const struct bpf_top_hist_sum *sum, double pct);
 /* The range of bucket @i, in ns: [*from, *to] */
 void bpf_top_hist__bucket(int i, u64 *from, u64 *to);
+/* --split: what drives the runs of a program of type @prog_type */
+u32 bpf_top_hist__split_by(u32 prog_type);
 
 #endif /* __PERF_BPF_TOP_HIST_H */

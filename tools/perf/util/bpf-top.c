@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,17 @@ static const char * const bpf_top_keys[] = {
 	[BPF_TOP_KEY_TYPE]		= "type",
 };
 
+static void bpf_top_prog__free_splits(struct bpf_top_prog *prog)
+{
+	int i;
+
+	for (i = 0; i < prog->nr_splits; i++)
+		free(prog->splits[i].name);
+	zfree(&prog->splits);
+	prog->nr_splits = 0;
+	prog->splits_ok = false;
+}
+
 /* Stop counting @prog: the profiler held it, the kernel may free it now */
 static void bpf_top_prog__uncount(struct bpf_top *top, struct bpf_top_prog *prog)
 {
@@ -58,6 +71,7 @@ static void bpf_top_prog__uncount(struct bpf_top *top, struct bpf_top_prog *prog
 		prog->hist = NULL;
 		prog->hist_based = false;
 		prog->hist_ok = false;
+		bpf_top_prog__free_splits(prog);
 	}
 	if (!prog->counts)
 		return;
@@ -558,11 +572,11 @@ static int bpf_top__count(struct bpf_top *top, struct bpf_top_prog *prog)
 }
 
 /*
- * --hist: time the runs of @prog with fentry and fexit programs on it,
- * unless it traces a BPF program (another perf bpf top's, say).  Why it
- * cannot be is said with -v.
+ * --hist and --split: time the runs of @prog with fentry and fexit
+ * programs on it, unless it traces a BPF program (another perf bpf top's,
+ * say).  Why it cannot be is said with -v.
  */
-static int bpf_top__hist(struct bpf_top_prog *prog)
+static int bpf_top__hist(struct bpf_top *top, struct bpf_top_prog *prog)
 {
 	char why[256] = "";
 	int err;
@@ -572,7 +586,8 @@ static int bpf_top__hist(struct bpf_top_prog *prog)
 			 prog->desc.id);
 		return -EINVAL;
 	}
-	err = bpf_top_hist__attach(&prog->hist, prog->desc.id, why, sizeof(why));
+	prog->split_by = top->split ? bpf_top_prog__split_by(prog) : BPF_TOP_SPLIT_NONE;
+	err = bpf_top_hist__attach(&prog->hist, prog->desc.id, prog->split_by, why, sizeof(why));
 	if (err)
 		pr_debug("perf bpf top: cannot take the run times of program %u (%s): %s\n",
 			 prog->desc.id, prog->desc.name ?: "", why);
@@ -603,10 +618,20 @@ static void bpf_top__hide_own(struct bpf_top *top)
 	bpf_owner_map__free(own.links);
 }
 
-/* Whether -e or --hist would count or time @prog, which it could */
+/*
+ * Whether --hist or --split would time @prog: --split alone does not for
+ * a program whose runs it cannot split
+ */
+static bool bpf_top__times(struct bpf_top *top, struct bpf_top_prog *prog)
+{
+	return top->hist || (top->split && bpf_top_prog__split_by(prog) != BPF_TOP_SPLIT_NONE);
+}
+
+/* Whether -e, --hist or --split would count or time @prog, which it could */
 static bool bpf_top__profilable(struct bpf_top *top, struct bpf_top_prog *prog)
 {
-	return (top->nr_events && !prog->counts_failed) || (top->hist && !prog->hist_failed);
+	return (top->nr_events && !prog->counts_failed) ||
+	       (bpf_top__times(top, prog) && !prog->hist_failed);
 }
 
 /*
@@ -661,8 +686,8 @@ static void bpf_top__update_counts(struct bpf_top *top)
 			else
 				added = true;
 		}
-		if (top->hist && !prog->hist && !prog->hist_failed) {
-			if (bpf_top__hist(prog))
+		if (bpf_top__times(top, prog) && !prog->hist && !prog->hist_failed) {
+			if (bpf_top__hist(top, prog))
 				prog->hist_failed = true;
 			else
 				added = true;
@@ -743,13 +768,89 @@ static void bpf_top__read_counts(struct bpf_top *top, struct bpf_top_prog *prog)
 	}
 }
 
+/* --split: what to call the runs of @key: a cgroup's path, a device's name */
+static char *bpf_top__split_name(struct bpf_top *top, u32 split_by, u64 key)
+{
+	char ifname[IF_NAMESIZE];
+	const char *path;
+
+	if (key == BPF_TOP_SPLIT_OTHER)
+		return strdup("(others)");
+	switch (split_by) {
+	case BPF_TOP_SPLIT_CGROUP:
+		path = bpf_resolver__cgroup(&top->res, key);
+		return strdup(path ?: "-");
+	case BPF_TOP_SPLIT_SOCK_CGROUP:
+		if (!key)
+			return strdup("(no socket)");
+		path = bpf_resolver__cgroup(&top->res, key);
+		return strdup(path ?: "-");
+	case BPF_TOP_SPLIT_SKB_DEV:
+	case BPF_TOP_SPLIT_XDP_DEV:
+		if (!key)
+			return strdup("(no device)");
+		return strdup(key <= UINT_MAX && if_indextoname(key, ifname) ? ifname : "-");
+	default:
+		return strdup("-");
+	}
+}
+
+/*
+ * --split: each key's runs and time over the window, once a whole one was
+ * counted.  Keys are never taken out of the map: every key of the last
+ * read is there again, and one new since has all its runs in the window.
+ */
+static void bpf_top__read_splits(struct bpf_top *top, struct bpf_top_prog *prog, bool based)
+{
+	struct bpf_top_split_sum *cur;
+	struct bpf_top_split *v;
+	int i, j = 0, nr;
+
+	if (bpf_top_hist__read_splits(prog->hist, &cur, &nr)) {
+		bpf_top_prog__free_splits(prog);
+		return;
+	}
+	v = calloc(nr ?: 1, sizeof(*v));
+	if (!v) {
+		free(cur);
+		bpf_top_prog__free_splits(prog);
+		return;
+	}
+	for (i = 0; i < nr; i++) {
+		struct bpf_top_split *last = NULL;
+
+		/* both by key */
+		while (j < prog->nr_splits && prog->splits[j].key < cur[i].key)
+			j++;
+		if (j < prog->nr_splits && prog->splits[j].key == cur[i].key)
+			last = &prog->splits[j];
+		v[i].key = cur[i].key;
+		v[i].runs = cur[i].runs;
+		v[i].time_ns = cur[i].time_ns;
+		v[i].win_runs = cur[i].runs - (last ? last->runs : 0);
+		v[i].win_time_ns = cur[i].time_ns - (last ? last->time_ns : 0);
+		if (last) {
+			v[i].name = last->name;
+			last->name = NULL;
+		} else {
+			v[i].name = bpf_top__split_name(top, prog->split_by, cur[i].key);
+		}
+	}
+	free(cur);
+	bpf_top_prog__free_splits(prog);
+	prog->splits = v;
+	prog->nr_splits = nr;
+	prog->splits_ok = based;
+}
+
 /*
  * --hist: the run times of the window, once a whole one was timed; after
  * a read that failed, the next read starts over
  */
-static void bpf_top__read_hist(struct bpf_top_prog *prog)
+static void bpf_top__read_hist(struct bpf_top *top, struct bpf_top_prog *prog)
 {
 	struct bpf_top_hist_sum cur;
+	bool based = prog->hist_based;
 
 	if (bpf_top_hist__read(prog->hist, &cur)) {
 		prog->hist_based = false;
@@ -761,6 +862,8 @@ static void bpf_top__read_hist(struct bpf_top_prog *prog)
 	}
 	prog->hist_last = cur;
 	prog->hist_based = true;
+	if (prog->split_by != BPF_TOP_SPLIT_NONE)
+		bpf_top__read_splits(top, prog, based);
 }
 
 /*
@@ -808,6 +911,7 @@ static void bpf_top__read_stats(struct bpf_top *top)
 		for (i = 0; prog->counts && i < top->nr_events; i++)
 			prog->counts[i].win_ok = false;
 		prog->hist_ok = false;
+		prog->splits_ok = false;
 		if (prog->gone) {
 			/* shown for the refresh after it went, then forgotten */
 			if (prog->gone++ > 1) {
@@ -862,7 +966,7 @@ static void bpf_top__read_stats(struct bpf_top *top)
 		if (prog->counts)
 			bpf_top__read_counts(top, prog);
 		if (prog->hist)
-			bpf_top__read_hist(prog);
+			bpf_top__read_hist(top, prog);
 	}
 }
 
@@ -962,6 +1066,121 @@ const char * const bpf_top_columns[BPF_TOP_NR_COLUMNS + 1] = {
 const char * const bpf_top_hist_columns[BPF_TOP_NR_HIST_COLUMNS + 1] = {
 	"hist_runs", "hist_time_ns", "p50_ns", "p90_ns", "p99_ns", "max_ns", "hist", NULL,
 };
+
+/* --split: after the events' */
+const char * const bpf_top_split_columns[BPF_TOP_NR_SPLIT_COLUMNS + 1] = {
+	"row", "split", "split_id", "split_name", NULL,
+};
+
+/* --split: what drives the runs of @prog, by its type */
+u32 bpf_top_prog__split_by(const struct bpf_top_prog *prog)
+{
+	return prog->desc.type_known ? bpf_top_hist__split_by(prog->desc.type) :
+	       BPF_TOP_SPLIT_NONE;
+}
+
+/*
+ * --split: what the runs of @prog are split by, for -x and -j ("none": it
+ * cannot be told), NULL when they could be but are not counted
+ */
+const char *bpf_top_prog__split(const struct bpf_top_prog *prog)
+{
+	u32 split_by = bpf_top_prog__split_by(prog);
+
+	if (split_by == BPF_TOP_SPLIT_NONE || prog->hist)
+		return bpf_top__split_kind(split_by);
+	return NULL;
+}
+
+/* --split: what a program's runs are split by, for people and -x/-j */
+const char *bpf_top__split_kind(u32 split_by)
+{
+	switch (split_by) {
+	case BPF_TOP_SPLIT_CGROUP:
+		return "cgroup";
+	case BPF_TOP_SPLIT_SOCK_CGROUP:
+		return "socket_cgroup";
+	case BPF_TOP_SPLIT_SKB_DEV:
+	case BPF_TOP_SPLIT_XDP_DEV:
+		return "device";
+	default:
+		return "none";
+	}
+}
+
+static int bpf_top_split__cmp(const void *a, const void *b)
+{
+	const struct bpf_top_split *x = *(const struct bpf_top_split **)a;
+	const struct bpf_top_split *y = *(const struct bpf_top_split **)b;
+
+	if (x->win_time_ns != y->win_time_ns)
+		return x->win_time_ns > y->win_time_ns ? -1 : 1;
+	if (x->win_runs != y->win_runs)
+		return x->win_runs > y->win_runs ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/*
+ * --split: the splits of @prog with runs in the last window, the costliest
+ * first; NULL (*@nr 0) when there are none or the window was not whole
+ */
+struct bpf_top_split **bpf_top_prog__splits(struct bpf_top_prog *prog, int *nr)
+{
+	struct bpf_top_split **v;
+	int i, n = 0;
+
+	*nr = 0;
+	if (!prog->splits_ok || prog->gone || !prog->nr_splits)
+		return NULL;
+	v = calloc(prog->nr_splits, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (i = 0; i < prog->nr_splits; i++) {
+		if (prog->splits[i].win_runs)
+			v[n++] = &prog->splits[i];
+	}
+	qsort(v, n, sizeof(*v), bpf_top_split__cmp);
+	*nr = n;
+	return v;
+}
+
+/*
+ * --split, the text screen and the TUI: a row under its program's for
+ * what drove some of its runs in the window, with their rate, average
+ * and share of a CPU, their runs and time since they were first counted,
+ * and, in the last column, the cgroup or device; @split NULL: a row that
+ * says the program's runs are not split
+ */
+void bpf_top__split_row(struct bpf_top *top, struct bpf_top_prog *prog,
+			const struct bpf_top_split *split, u64 window, char *line, size_t size)
+{
+	double one = window && split ? 100.0 * split->win_time_ns / window : 0;
+	char kind[17], type[32];
+	int n;
+
+	/* NULL: the program's runs cannot be split */
+	if (!split) {
+		scnprintf(line, size, "%8s %-16s what drives a run of a %s program cannot be told",
+			  "", "  not split", prog->desc.type_known ?
+			  perf_bpf__prog_type_name(prog->desc.type, type, sizeof(type)) : "-");
+		return;
+	}
+
+	snprintf(kind, sizeof(kind), "  %s", bpf_top__split_kind(prog->split_by));
+	n = scnprintf(line, size,
+		      "%8s %-16.16s %-14s %10.1f %9" PRIu64 " %7.2f %7.2f %12" PRIu64
+		      " %12.3f %8s",
+		      "", kind, "",
+		      window ? (double)split->win_runs * NSEC_PER_SEC / window : 0,
+		      split->win_runs ? split->win_time_ns / split->win_runs : 0,
+		      one, one / top->nr_cpus, split->runs,
+		      (double)split->time_ns / NSEC_PER_MSEC, "-");
+	if (top->hist)
+		n += scnprintf(line + n, size - n, " %10s %10s %10s", "-", "-", "-");
+	n += scnprintf(line + n, size - n, "%*s", 15 * top->nr_events, "");
+	n += scnprintf(line + n, size - n, "  ");
+	bpf_out__escape(line + n, size - n, split->name ?: "-");
+}
 
 /* The first line of the text screen and of the TUI: what was shown, what it cost */
 void bpf_top__title(struct bpf_top *top, struct bpf_top_prog **v, int nr, u64 window,
@@ -1133,9 +1352,9 @@ u64 bpf_top__refresh(struct bpf_top *top)
 	 * refresh, as a link may go without a record (only its first detach
 	 * writes one) or change programs (BPF_LINK_UPDATE writes none)
 	 */
-	if (top->links_stale || top->links_always || top->nr_events || top->hist)
+	if (top->links_stale || top->links_always || top->nr_events || top->hist || top->split)
 		bpf_top__read_links(top);
-	if (top->nr_events || top->hist)
+	if (top->nr_events || top->hist || top->split)
 		bpf_top__update_counts(top);
 	bpf_top__follow_gone(top);
 	now = bpf_side_band__now_ns();
@@ -1322,22 +1541,23 @@ int bpf_top__parse_events(struct bpf_top *top)
 	return 0;
 }
 
-/* -x and -j: the fixed columns, --hist's, then three an event of -e */
+/* -x and -j: the fixed columns, --hist's, three an event of -e, then --split's */
 int bpf_top__setup_columns(struct bpf_top *top)
 {
 	const size_t nr_fixed = ARRAY_SIZE(bpf_top_columns) - 1;
 	const size_t nr_hist = top->hist ? ARRAY_SIZE(bpf_top_hist_columns) - 1 : 0;
+	const size_t nr_split = top->split ? ARRAY_SIZE(bpf_top_split_columns) - 1 : 0;
 	struct evsel *evsel;
 	size_t i, j;
 
-	if (top->hist && !top->own) {
+	if ((top->hist || top->split) && !top->own) {
 		top->own = intlist__new(NULL);
 		if (!top->own)
 			return -ENOMEM;
 	}
-	if (!nr_hist && !top->nr_events)
+	if (!nr_hist && !top->nr_events && !nr_split)
 		return 0;
-	top->columns = calloc(nr_fixed + nr_hist + 3 * top->nr_events + 1,
+	top->columns = calloc(nr_fixed + nr_hist + 3 * top->nr_events + nr_split + 1,
 			      sizeof(*top->columns));
 	if (!top->columns)
 		return -ENOMEM;
@@ -1348,17 +1568,22 @@ int bpf_top__setup_columns(struct bpf_top *top)
 		if (!top->columns[i++])
 			return -ENOMEM;
 	}
-	if (!top->events)
-		return 0;
-	evlist__for_each_entry(top->events, evsel) {
-		const char *name = evsel__name(evsel);
+	if (top->events) {
+		evlist__for_each_entry(top->events, evsel) {
+			const char *name = evsel__name(evsel);
 
-		if (asprintf((char **)&top->columns[i++], "%s", name) < 0 ||
-		    asprintf((char **)&top->columns[i++], "%s_per_run", name) < 0 ||
-		    asprintf((char **)&top->columns[i++], "%s_total", name) < 0) {
-			top->columns[i - 1] = NULL;
-			return -ENOMEM;
+			if (asprintf((char **)&top->columns[i++], "%s", name) < 0 ||
+			    asprintf((char **)&top->columns[i++], "%s_per_run", name) < 0 ||
+			    asprintf((char **)&top->columns[i++], "%s_total", name) < 0) {
+				top->columns[i - 1] = NULL;
+				return -ENOMEM;
+			}
 		}
+	}
+	for (j = 0; j < nr_split; j++) {
+		top->columns[i] = strdup(bpf_top_split_columns[j]);
+		if (!top->columns[i++])
+			return -ENOMEM;
 	}
 	return 0;
 }

@@ -37,6 +37,19 @@ struct bpf_top_count {
 };
 
 /*
+ * --split: a program's runs driven by one cgroup or device (its key),
+ * counted and timed by the programs of --hist (bpf-top-hist.c)
+ */
+struct bpf_top_split {
+	u64			key;		/* BPF_TOP_SPLIT_OTHER: keys without room */
+	u64			runs;		/* since attached, at the last read */
+	u64			time_ns;
+	u64			win_runs;	/* over the last window */
+	u64			win_time_ns;
+	char			*name;		/* the cgroup's path, the device's name */
+};
+
+/*
  * A program's run time and count, as the kernel counts them while
  * BPF_ENABLE_STATS is held (kernel.bpf_stats_enabled), and its recursion
  * misses (runs the kernel skipped as a BPF program was running on that
@@ -75,6 +88,10 @@ struct bpf_top_prog {
 	bool			hist_based;	/* read once */
 	bool			hist_ok;	/* hist_win is a whole window's */
 	bool			hist_failed;	/* cannot be traced */
+	u32			split_by;	/* --split: enum bpf_top_split_by */
+	struct bpf_top_split	*splits;	/* --split: by key, since attached */
+	int			nr_splits;
+	bool			splits_ok;	/* their windows are a whole window's */
 	bool			unheld_said;	/* -v said it is not counted, held by nothing */
 };
 
@@ -121,6 +138,7 @@ struct bpf_top {
 	int			nr_events;
 	int			nr_counted;	/* programs -e counts */
 	bool			hist;		/* --hist */
+	bool			split;		/* --split */
 	const char		*name_glob;
 	const char		*id_str;
 	const char		*pid_str;
@@ -167,6 +185,9 @@ struct bpf_top {
 extern const char * const bpf_top_columns[BPF_TOP_NR_COLUMNS + 1];
 #define BPF_TOP_NR_HIST_COLUMNS	7
 extern const char * const bpf_top_hist_columns[BPF_TOP_NR_HIST_COLUMNS + 1];
+/* --split: last, after the events' */
+#define BPF_TOP_NR_SPLIT_COLUMNS	4
+extern const char * const bpf_top_split_columns[BPF_TOP_NR_SPLIT_COLUMNS + 1];
 
 /* What ops->wait() says */
 enum bpf_top_wait {
@@ -208,5 +229,11 @@ void bpf_top__row(struct bpf_top *top, struct bpf_top_prog *prog, u64 window,
 		  char *line, size_t size);
 const char *bpf_top__none(struct bpf_top *top);
 void bpf_top__hist_text(const struct bpf_top_prog *prog, char *buf, size_t size);
+const char *bpf_top__split_kind(u32 split_by);
+u32 bpf_top_prog__split_by(const struct bpf_top_prog *prog);
+const char *bpf_top_prog__split(const struct bpf_top_prog *prog);
+struct bpf_top_split **bpf_top_prog__splits(struct bpf_top_prog *prog, int *nr);
+void bpf_top__split_row(struct bpf_top *top, struct bpf_top_prog *prog,
+			const struct bpf_top_split *split, u64 window, char *line, size_t size);
 
 #endif /* __PERF_BPF_TOP_H */

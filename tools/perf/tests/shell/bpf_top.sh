@@ -33,9 +33,7 @@ ncpus=$(getconf _NPROCESSORS_ONLN)
 stats=$(cat /proc/sys/kernel/bpf_stats_enabled) || bpf_test_skip "no kernel.bpf_stats_enabled"
 [ "$stats" = 0 ] ||
 	bpf_test_skip "kernel.bpf_stats_enabled is 1: perf bpf top's own stats cannot be told apart"
-[ -e /sys/kernel/tracing/events/syscalls/sys_enter_getcpu ] ||
-	[ -e /sys/kernel/debug/tracing/events/syscalls/sys_enter_getcpu ] ||
-	bpf_test_skip "no tracepoint syscalls:sys_enter_getcpu (CONFIG_FTRACE_SYSCALLS, tracefs)"
+pbt_require_getcpu
 
 stats_are() {
 	[ "$(cat /proc/sys/kernel/bpf_stats_enabled)" = "$1" ]

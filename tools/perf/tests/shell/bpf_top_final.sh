@@ -25,9 +25,7 @@ set -u
 pbt_require python3 bpftool
 tmp=$(bpf_test_dir)
 pbt_link_records || bpf_test_skip "this kernel writes no extended BPF records"
-[ -e /sys/kernel/tracing/events/syscalls/sys_enter_getcpu ] ||
-	[ -e /sys/kernel/debug/tracing/events/syscalls/sys_enter_getcpu ] ||
-	bpf_test_skip "no tracepoint syscalls:sys_enter_getcpu (CONFIG_FTRACE_SYSCALLS, tracefs)"
+pbt_require_getcpu
 
 # runs NAME FD: the workload's runs mode, taking orders from FD; once it
 # is ready, its program's id is in $id

@@ -30,15 +30,8 @@ set -u
 
 pbt_require python3
 tmp=$(bpf_test_dir)
-[ -e /sys/kernel/tracing/events/syscalls/sys_enter_getcpu ] ||
-	[ -e /sys/kernel/debug/tracing/events/syscalls/sys_enter_getcpu ] ||
-	bpf_test_skip "no tracepoint syscalls:sys_enter_getcpu (CONFIG_FTRACE_SYSCALLS, tracefs)"
-if ! timeout 60 perf bpf top --hist -j --interval-count 1 -I 10 --id 1 -o /dev/null \
-	2>"$tmp/probe.err"; then
-	grep -q 'needs perf built with BPF skeletons' "$tmp/probe.err" &&
-		bpf_test_skip "$(cat "$tmp/probe.err")"
-	bpf_test_fail "perf bpf top --hist: $(cat "$tmp/probe.err")"
-fi
+pbt_require_getcpu
+pbt_top_takes --hist
 
 n=1000
 mkfifo "$tmp/loop.ctl"

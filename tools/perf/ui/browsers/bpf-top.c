@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * perf bpf top in perf's TUI: a row a program, the column heads on top,
- * what the programs cost in the helpline; with --hist, ENTER draws the
- * selected program's run times, refreshed until a key; q quits.
+ * perf bpf top in perf's TUI: a row a program (with --split, then a row
+ * for each cgroup or device that drove its runs), the column heads on
+ * top, what the programs cost in the helpline; with --hist, ENTER draws
+ * the selected program's run times, refreshed until a key; q quits.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -71,13 +72,22 @@ static void bpf_top_tui__free(struct bpf_top_tui *tui)
 	tui->nr_rows = 0;
 }
 
+/* A row, whose ENTER shows program @id's run times; none if out of memory */
+static void bpf_top_tui__add(struct bpf_top_tui *tui, const char *line, u32 id)
+{
+	tui->rows[tui->nr_rows] = strdup(line);
+	tui->ids[tui->nr_rows] = id;
+	if (tui->rows[tui->nr_rows])
+		tui->nr_rows++;
+}
+
 /* The rows of what the last refresh read, and the summary for the helpline */
 static int bpf_top_tui__fill(struct bpf_top_tui *tui, struct bpf_top *top, char *title,
 			     size_t size)
 {
 	struct bpf_top_prog **v;
 	char line[1024];
-	int i, nr = 0;
+	int i, nr = 0, max = 0;
 
 	v = bpf_top__sorted(top, &nr);
 	if (!v)
@@ -86,19 +96,35 @@ static int bpf_top_tui__fill(struct bpf_top_tui *tui, struct bpf_top *top, char 
 	if (top->entries && nr > top->entries)
 		nr = top->entries;
 	bpf_top_tui__free(tui);
-	tui->rows = calloc(nr ?: 1, sizeof(*tui->rows));
-	tui->ids = calloc(nr ?: 1, sizeof(*tui->ids));
+	/* --split: a row a program, then one a split or one saying there are none */
+	for (i = 0; i < nr; i++)
+		max += 1 + (top->split ? v[i]->nr_splits ?: 1 : 0);
+	tui->rows = calloc(max ?: 1, sizeof(*tui->rows));
+	tui->ids = calloc(max ?: 1, sizeof(*tui->ids));
 	if (!tui->rows || !tui->ids) {
 		bpf_top_tui__free(tui);
 		free(v);
 		return -ENOMEM;
 	}
 	for (i = 0; i < nr; i++) {
+		struct bpf_top_split **splits;
+		int j, nr_splits = 0;
+
 		bpf_top__row(top, v[i], top->window, line, sizeof(line));
-		tui->rows[tui->nr_rows] = strdup(line);
-		tui->ids[tui->nr_rows] = v[i]->desc.id;
-		if (tui->rows[tui->nr_rows])
-			tui->nr_rows++;
+		bpf_top_tui__add(tui, line, v[i]->desc.id);
+		if (!top->split || v[i]->gone)
+			continue;
+		if (bpf_top_prog__split_by(v[i]) == BPF_TOP_SPLIT_NONE) {
+			bpf_top__split_row(top, v[i], NULL, top->window, line, sizeof(line));
+			bpf_top_tui__add(tui, line, v[i]->desc.id);
+			continue;
+		}
+		splits = bpf_top_prog__splits(v[i], &nr_splits);
+		for (j = 0; j < nr_splits; j++) {
+			bpf_top__split_row(top, v[i], splits[j], top->window, line, sizeof(line));
+			bpf_top_tui__add(tui, line, v[i]->desc.id);
+		}
+		free(splits);
 	}
 	if (!nr) {
 		tui->rows[0] = strdup(bpf_top__none(top));

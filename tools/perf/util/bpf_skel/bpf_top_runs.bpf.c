@@ -2,9 +2,11 @@
 /*
  * perf bpf top --hist: the time of each run of one BPF program, measured
  * from an fentry to an fexit program attached to it (as perf stat -b's
- * profiler attaches), kept by power of two on each CPU.
+ * profiler attaches), kept by power of two on each CPU.  --split: its
+ * runs and their time by what drove them (enum bpf_top_split_by).
  */
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
@@ -19,6 +21,42 @@ struct {
 	__type(key, __u32);
 	__type(value, struct bpf_top_runs);
 } runs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, BPF_TOP_SPLIT_KEYS);	/* 1 without --split */
+	__type(key, __u64);
+	__type(value, struct bpf_top_split_val);
+} splits SEC(".maps");
+
+/* --split: enum bpf_top_split_by, for the type of the program traced */
+const volatile __u32 split_by = BPF_TOP_SPLIT_NONE;
+
+/* What the kernel's sk_buff, sock and xdp_buff have that --split reads */
+struct net_device___perf {
+	int ifindex;
+} __attribute__((preserve_access_index));
+
+struct sock_cgroup_data___perf {
+	struct cgroup *cgroup;
+} __attribute__((preserve_access_index));
+
+struct sock___perf {
+	struct sock_cgroup_data___perf sk_cgrp_data;
+} __attribute__((preserve_access_index));
+
+struct sk_buff___perf {
+	struct sock___perf *sk;
+	struct net_device___perf *dev;
+} __attribute__((preserve_access_index));
+
+struct xdp_rxq_info___perf {
+	struct net_device___perf *dev;
+} __attribute__((preserve_access_index));
+
+struct xdp_buff___perf {
+	struct xdp_rxq_info___perf *rxq;
+} __attribute__((preserve_access_index));
 
 /*
  * The window perf reads, moved on after each read (through the mmapped
@@ -52,15 +90,69 @@ static __always_inline __u32 log2_64(__u64 v)
 	return hi ? log2_32(hi) + 32 : log2_32(v);
 }
 
+/*
+ * --split: the key of this run.  The context of the program traced, its
+ * first argument, is read as a plain address: the kernel types it by the
+ * program traced, which this one does not know.  A pointer on the way
+ * that is NULL (no socket, no device) reads as 0.
+ */
+static __always_inline __u64 split_key(__u64 *ctx)
+{
+	struct sk_buff___perf *skb = NULL;
+	struct xdp_buff___perf *xdp = NULL;
+
+	switch (split_by) {
+	case BPF_TOP_SPLIT_CGROUP:
+		return bpf_get_current_cgroup_id();
+	case BPF_TOP_SPLIT_SOCK_CGROUP:
+		bpf_probe_read_kernel(&skb, sizeof(skb), ctx);
+		return BPF_CORE_READ(skb, sk, sk_cgrp_data.cgroup, kn, id);
+	case BPF_TOP_SPLIT_SKB_DEV:
+		bpf_probe_read_kernel(&skb, sizeof(skb), ctx);
+		return BPF_CORE_READ(skb, dev, ifindex);
+	case BPF_TOP_SPLIT_XDP_DEV:
+		bpf_probe_read_kernel(&xdp, sizeof(xdp), ctx);
+		return BPF_CORE_READ(xdp, rxq, dev, ifindex);
+	default:
+		return 0;
+	}
+}
+
+/*
+ * --split: count a run under its key, on this CPU, or as one of others
+ * when the map has no room for the key.  Atomic: a run of the program in
+ * an interrupt may count under the same key meanwhile.
+ */
+static __always_inline void split_run(struct bpf_top_runs *r, __u64 key)
+{
+	struct bpf_top_split_val *v = bpf_map_lookup_elem(&splits, &key);
+	struct bpf_top_split_val zero = {};
+
+	if (!v) {
+		/* another CPU may add it first: look it up again */
+		bpf_map_update_elem(&splits, &key, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&splits, &key);
+	}
+	if (v)
+		__sync_fetch_and_add(&v->runs, 1);
+	else
+		__sync_fetch_and_add(&r->other_runs, 1);
+}
+
 SEC("fentry/XXX")
 int BPF_PROG(fentry_XXX)
 {
 	__u32 zero = 0;
 	struct bpf_top_runs *r = bpf_map_lookup_elem(&runs, &zero);
-	__u64 now = bpf_ktime_get_ns(), task = bpf_get_current_task();
+	__u64 now = bpf_ktime_get_ns(), task = bpf_get_current_task(), key = 0;
 
 	if (!r)
 		return 0;
+	/* every run counts, timed or not, for the splits to add up to all */
+	if (split_by != BPF_TOP_SPLIT_NONE) {
+		key = split_key(ctx);
+		split_run(r, key);
+	}
 	/*
 	 * A run on this CPU already: one it interrupted (an interrupt runs
 	 * in the task it interrupts: inner counts those, for their exits
@@ -77,6 +169,7 @@ int BPF_PROG(fentry_XXX)
 	}
 	r->task = task;
 	r->inner = 0;
+	r->key = key;
 	r->start_ns = now;
 	return 0;
 }
@@ -106,6 +199,15 @@ int BPF_PROG(fexit_XXX)
 	if (r->max_window != w || t > r->max_ns) {
 		r->max_ns = t;
 		r->max_window = w;
+	}
+	if (split_by != BPF_TOP_SPLIT_NONE) {
+		struct bpf_top_split_val *v = bpf_map_lookup_elem(&splits, &r->key);
+
+		/* counted by fentry on this CPU, or had no room */
+		if (v)
+			v->time_ns += t;
+		else
+			r->other_time_ns += t;
 	}
 	return 0;
 }

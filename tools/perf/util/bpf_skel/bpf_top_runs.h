@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The layout shared by perf bpf top --hist (util/bpf-top-hist.c) and its
- * BPF programs (bpf_top_runs.bpf.c): what the programs keep of the runs of
- * the program they trace, one per CPU.
+ * The layout shared by perf bpf top --hist and --split
+ * (util/bpf-top-hist.c) and its BPF programs (bpf_top_runs.bpf.c): what
+ * the programs keep of the runs of the program they trace, one per CPU.
  */
 #ifndef __BPF_TOP_RUNS_H
 #define __BPF_TOP_RUNS_H
@@ -19,6 +19,31 @@ struct bpf_top_runs {
 	__u64	start_ns;	/* of the run on this CPU, 0 if none */
 	__u64	task;		/* the task it runs in */
 	__u64	inner;		/* runs on top of it in its task (interrupts) */
+	__u64	key;		/* --split: its key in splits */
+	__u64	other_runs;	/* --split: runs whose key splits had no room for */
+	__u64	other_time_ns;
+};
+
+/*
+ * --split: what drove a run, the key of its runs and time in the splits
+ * map: the cgroup of the task it runs in (programs run for a task), the
+ * cgroup of the socket of its sk_buff (cgroup_skb), the network device of
+ * its sk_buff (tc) or of its xdp_buff (xdp); 0 when there is none
+ */
+enum bpf_top_split_by {
+	BPF_TOP_SPLIT_NONE,
+	BPF_TOP_SPLIT_CGROUP,
+	BPF_TOP_SPLIT_SOCK_CGROUP,
+	BPF_TOP_SPLIT_SKB_DEV,
+	BPF_TOP_SPLIT_XDP_DEV,
+};
+
+/* Keys a program's splits map holds: runs of others count as other_runs */
+#define BPF_TOP_SPLIT_KEYS	1024
+
+struct bpf_top_split_val {
+	__u64	runs;		/* every run, timed or not */
+	__u64	time_ns;	/* of the runs timed */
 };
 
 #endif /* __BPF_TOP_RUNS_H */

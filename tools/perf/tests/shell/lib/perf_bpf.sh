@@ -30,7 +30,9 @@ pbt_cleanup() {
 	done
 	bpf_test_pids=
 	bpf_test_stats_restore
-	[ -z "$pbt_cgroup_dir" ] || [ ! -d "$pbt_cgroup_dir" ] || rmdir "$pbt_cgroup_dir"
+	# the test's cgroup, and any it made in it
+	[ -z "$pbt_cgroup_dir" ] || [ ! -d "$pbt_cgroup_dir" ] ||
+		find "$pbt_cgroup_dir" -depth -type d -exec rmdir {} +
 	# PBT_KEEP=DIR: keep the test's files in DIR, to look at after
 	if [ -n "${PBT_KEEP:-}" ] && mkdir -p "$PBT_KEEP/${bpf_test_tmp##*/}"; then
 		find "$bpf_test_tmp" -maxdepth 1 -type f \
@@ -99,6 +101,25 @@ pbt_link_records() {
 		bpf_test_fail "bpftool btf dump file /sys/kernel/btf/vmlinux failed:" \
 			"$(tail -n 3 "$bpf_test_tmp/vmlinux.btf")"
 	grep -q "'PERF_BPF_EVENT_LINK_ATTACH'" "$bpf_test_tmp/vmlinux.btf"
+}
+
+# pbt_require_getcpu: the tracepoint the runs and loop workloads attach
+# their programs to, syscalls:sys_enter_getcpu.
+pbt_require_getcpu() {
+	[ -e /sys/kernel/tracing/events/syscalls/sys_enter_getcpu ] ||
+		[ -e /sys/kernel/debug/tracing/events/syscalls/sys_enter_getcpu ] ||
+		bpf_test_skip "no tracepoint syscalls:sys_enter_getcpu (CONFIG_FTRACE_SYSCALLS, tracefs)"
+}
+
+# pbt_top_takes OPTION: perf bpf top runs with OPTION, one that needs BPF
+# skeletons (--hist, --split); skips without them, fails on another error.
+pbt_top_takes() {
+	local err=$bpf_test_tmp/probe.err
+
+	timeout 60 perf bpf top "$1" -j --interval-count 1 -I 10 --id 1 -o /dev/null \
+		2>"$err" && return 0
+	grep -q 'needs perf built with BPF skeletons' "$err" && bpf_test_skip "$(cat "$err")"
+	bpf_test_fail "perf bpf top $1: $(cat "$err")"
 }
 
 # pbt_cgroup [SUFFIX]: make a cgroup of this test, on cgroup2, named
