@@ -11,8 +11,9 @@
 #     raw_tp, fentry, perf_event, xdp) as they come and go, and perf bpf
 #     list showing them while they are there;
 #  4. perf bpf top watching a program that runs over and over: its rate,
-#     the time of a run on average and its percentiles, and the
-#     distribution of its run times (perf bpf top --hist).
+#     the time of a run on average and its percentiles, the distribution
+#     of its run times (--hist) and the cgroup that drove its runs
+#     (--split).
 # Every step checks what it shows.  The sessions and the workload wait for
 # the demo, never the other way round: whatever the demo looks at stays
 # there until it lets go.  Every wait has a deadline.  On a failure the
@@ -29,6 +30,7 @@ ours=
 events=
 links=
 loop=
+loopcg=
 cgroup=
 current=start
 failed=
@@ -62,6 +64,7 @@ cleanup() {
 	fi
 	wait 2>/dev/null
 	[ -z "$cgroup" ] || rmdir "$cgroup"
+	[ -z "$loopcg" ] || rmdir "$loopcg"
 	rm -f "$pin"
 	# the demo refused to start with them there: they are its own
 	[ -z "$ours" ] || rm -rf "$attr" "${attr}_dir"
@@ -397,20 +400,23 @@ done <"$work/link-ids"
 rmdir "$cgroup" || fail "cannot remove $cgroup"
 cgroup=
 
-step "perf bpf top --hist: what a program costs, run by run"
+step "perf bpf top --hist --split: what a program costs, run by run, and who drove it"
 # perf test -w bpf_links loop: a tracepoint program, pbt_loop, that calls
 # bpf_loop() 1000 times a run, run by the workload over and over
-# ("spin") until the demo sends it another line.
+# ("spin"), in a cgroup of its own, until the demo sends it another line.
+mkdir "$cgroot/perf_demo_loop_$$" || fail "cannot make $cgroot/perf_demo_loop_$$"
+loopcg=$cgroot/perf_demo_loop_$$
 mkfifo "$work/loop.ctl" || fail "cannot make a fifo in $work"
 exec 7<>"$work/loop.ctl"
-perf test -w bpf_links loop <"$work/loop.ctl" >"$work/loop" 2>"$work/loop.err" 7>&- 8>&- &
+sh -c 'echo $$ >"$0/cgroup.procs" && exec perf test -w bpf_links loop' "$loopcg" \
+	<"$work/loop.ctl" >"$work/loop" 2>"$work/loop.err" 7>&- 8>&- &
 loop=$!
 wait_for 120 "program of the loop workload" loop_ready
 id=$(awk '$1 == "prog" && $2 == "loop" { print $3 }' "$work/loop")
 [ -n "$id" ] || fail "no program id from the loop workload: $(cat "$work/loop")"
 echo "spin 1000" >&7
-echo "--- perf bpf top --hist --id $id: three windows of a second, the last shown"
-perf bpf top --hist --id "$id" -I 1000 --interval-count 3 -o "$work/top" \
+echo "--- perf bpf top --hist --split --id $id: three windows of a second, the last shown"
+perf bpf top --hist --split --id "$id" -I 1000 --interval-count 3 -o "$work/top" \
 	2>"$work/top.err" || fail "perf bpf top failed: $(cat "$work/top.err")"
 # the last screen: from its last title line on
 awk '/^perf bpf top/ { n = 0 } { line[n++] = $0 }
@@ -422,6 +428,13 @@ awk -v id="$id" '$1 == id && $2 == "pbt_loop" {
 	} END { exit !ok }' "$work/screen" ||
 	fail "want pbt_loop ($id) running, with its average run time, and" \
 		"P50 <= P99 <= MAX, in the last screen of perf bpf top"
+# under it, the row of the workload's cgroup: its runs per second
+awk -v id="$id" -v cg="/perf_demo_loop_$$" '$1 == id { mine = 1; next }
+	mine && $1 == "cgroup" && $NF == cg && $2 > 0 { ok = 1 }
+	mine && $1 ~ /^[0-9]+$/ { mine = 0 }
+	END { exit !ok }' "$work/screen" ||
+	fail "want a row of cgroup /perf_demo_loop_$$ with runs under pbt_loop ($id)" \
+		"in the last screen of perf bpf top --split"
 echo "--- the distribution of its runs in one window (perf bpf top -j --hist: \"hist\")"
 perf bpf top -j --hist --id "$id" -I 1000 --interval-count 2 -o "$work/top.json" \
 	2>"$work/top.err" || fail "perf bpf top -j failed: $(cat "$work/top.err")"
@@ -433,7 +446,8 @@ peak = max(c for _, _, c in hist)
 print("%d runs timed, %d counted by the kernel; p50 %d ns, p90 %d ns, p99 %d ns, max %d ns" %
       (timed, runs, w["p50_ns"], w["p90_ns"], w["p99_ns"], w["max_ns"]))
 print("%20s : %-8s %s" % ("nsecs", "count", "distribution"))
-for lo, hi, c in hist:
+first = min(i for i, (_, _, c) in enumerate(hist) if c)
+for lo, hi, c in hist[first:]:
     print("%8d -> %-8d : %-8d |%-40s|" % (lo, hi, c, "*" * (40 * c // peak)))
 # the buckets add up to the runs timed, and those are the kernel run
 # count give or take the runs in flight at the edges of the window
@@ -448,5 +462,7 @@ wait_for 60 "end of the loop workload" gone "$loop"
 wait "$loop" || fail "the loop workload failed: $(cat "$work/loop.err")"
 loop=
 echo "the workload ended: $(grep '^spun ' "$work/loop")"
+rmdir "$loopcg" || fail "cannot remove $loopcg"
+loopcg=
 
 step "done: every step checked what it showed"

@@ -1911,8 +1911,8 @@ static void bpf_top__print_splits(struct bpf_top *top, struct bpf_top_prog *prog
 		bpf_out__printf(out, "%.3f", one);
 		bpf_out__key(out, "cpu_pct_all");
 		bpf_out__printf(out, "%.3f", one / top->nr_cpus);
-		bpf_out__u64(out, "run_cnt_total", split->runs);
-		bpf_out__u64(out, "run_time_ns_total", split->time_ns);
+		bpf_out__u64(out, "run_cnt_total", split->runs - split->base_runs);
+		bpf_out__u64(out, "run_time_ns_total", split->time_ns - split->base_time_ns);
 		/* nothing of the program's own, of --hist's or of the events' */
 		for (k = 12; k < nr_before; k++)
 			bpf_out__none(out, top->columns ? top->columns[k] : bpf_top_columns[k]);

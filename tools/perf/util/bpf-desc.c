@@ -753,6 +753,8 @@ static char *perf_event_event(u32 type, u64 config)
 		.type = type,
 		.config = config,
 		.size = sizeof(attr),
+		/* no modifiers: the link's info has no exclude bits */
+		.exclude_guest = 1,
 	};
 	struct perf_pmu *pmu = perf_pmus__find_by_type(type);
 	struct evsel *evsel;

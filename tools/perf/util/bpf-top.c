@@ -799,6 +799,9 @@ static char *bpf_top__split_name(struct bpf_top *top, u32 split_by, u64 key)
  * --split: each key's runs and time over the window, once a whole one was
  * counted.  Keys are never taken out of the map: every key of the last
  * read is there again, and one new since has all its runs in the window.
+ * What the first read finds (@based false: the runs between the attach
+ * and that read) is the base its totals start from, as a program's
+ * totals start from its first read.
  */
 static void bpf_top__read_splits(struct bpf_top *top, struct bpf_top_prog *prog, bool based)
 {
@@ -829,6 +832,13 @@ static void bpf_top__read_splits(struct bpf_top *top, struct bpf_top_prog *prog,
 		v[i].time_ns = cur[i].time_ns;
 		v[i].win_runs = cur[i].runs - (last ? last->runs : 0);
 		v[i].win_time_ns = cur[i].time_ns - (last ? last->time_ns : 0);
+		if (!based) {
+			v[i].base_runs = cur[i].runs;
+			v[i].base_time_ns = cur[i].time_ns;
+		} else if (last) {
+			v[i].base_runs = last->base_runs;
+			v[i].base_time_ns = last->base_time_ns;
+		}
 		if (last) {
 			v[i].name = last->name;
 			last->name = NULL;
@@ -1173,8 +1183,8 @@ void bpf_top__split_row(struct bpf_top *top, struct bpf_top_prog *prog,
 		      "", kind, "",
 		      window ? (double)split->win_runs * NSEC_PER_SEC / window : 0,
 		      split->win_runs ? split->win_time_ns / split->win_runs : 0,
-		      one, one / top->nr_cpus, split->runs,
-		      (double)split->time_ns / NSEC_PER_MSEC, "-");
+		      one, one / top->nr_cpus, split->runs - split->base_runs,
+		      (double)(split->time_ns - split->base_time_ns) / NSEC_PER_MSEC, "-");
 	if (top->hist)
 		n += scnprintf(line + n, size - n, " %10s %10s %10s", "-", "-", "-");
 	n += scnprintf(line + n, size - n, "%*s", 15 * top->nr_events, "");

@@ -44,6 +44,8 @@ struct bpf_top_split {
 	u64			key;		/* BPF_TOP_SPLIT_OTHER: keys without room */
 	u64			runs;		/* since attached, at the last read */
 	u64			time_ns;
+	u64			base_runs;	/* at the first read: not shown in totals */
+	u64			base_time_ns;
 	u64			win_runs;	/* over the last window */
 	u64			win_time_ns;
 	char			*name;		/* the cgroup's path, the device's name */
