@@ -124,37 +124,38 @@ wait_for 60 holds $t bpf-stats || { echo "perf bpf top did not turn stats on"; o
 [ "${on:-}" = n/a ] || on=$(timed) || on=n/a
 kill -INT $t
 wait $t
+# with_top NAME ARGS...: $ns, timed with perf bpf top ARGS watching the
+# program, once its fentry and fexit programs are attached
+with_top() {
+	local name=$1 t
+
+	shift
+	perf bpf top -j -I 1000000 --id "$id" -o /dev/null "$@" 2>"/tmp/$name.err" &
+	t=$!
+	pids="$pids $t"
+	if wait_for 60 holds $t bpf_link; then
+		ns=$(timed) || ns=n/a
+	else
+		echo "perf bpf top $* did not attach: $(cat "/tmp/$name.err")"
+		ns=n/a
+	fi
+	kill -INT $t
+	wait $t
+}
 # and with perf bpf top -e cpu-clock counting around each run (no PMU
-# under TCG: a software event), once its profiler is attached
+# under TCG: a software event), --hist timing each run, --split
+# counting and timing each run by cgroup
 id=$(awk '$1 == "prog" && $2 == "runs" { print $3 }' /tmp/runs.out)
-perf bpf top -j -I 1000000 -e cpu-clock --id "$id" -o /dev/null 2>/tmp/ev.err &
-t=$!
-pids="$pids $t"
-if wait_for 60 holds $t bpf_link; then
-	ev=$(timed) || ev=n/a
-else
-	echo "perf bpf top -e cpu-clock did not attach: $(cat /tmp/ev.err)"
-	ev=n/a
-fi
-kill -INT $t
-wait $t
-# and with perf bpf top --hist timing each run, once its programs are
-# attached
-perf bpf top -j -I 1000000 --hist --id "$id" -o /dev/null 2>/tmp/hist.err &
-t=$!
-pids="$pids $t"
-if wait_for 60 holds $t bpf_link; then
-	hist=$(timed) || hist=n/a
-else
-	echo "perf bpf top --hist did not attach: $(cat /tmp/hist.err)"
-	hist=n/a
-fi
-kill -INT $t
-wait $t
+with_top ev -e cpu-clock
+ev=$ns
+with_top hist --hist
+hist=$ns
+with_top split --split
+split=$ns
 echo detach >&4
 wait_for 60 grep -qx detached /tmp/runs.out
 none=$(timed) || none=n/a
-awk -v none="$none" -v off="$off" -v on="$on" -v ev="$ev" -v hist="$hist" '
+awk -v none="$none" -v off="$off" -v on="$on" -v ev="$ev" -v hist="$hist" -v split="$split" '
 function ok(x) { return x ~ /^[0-9.]+$/ }
 function diff(a, b) { return ok(a) && ok(b) ? sprintf("%.1f", a - b) : "n/a" }
 BEGIN {
@@ -169,6 +170,9 @@ BEGIN {
 	r = ok(hist) && ok(off) && ok(none) && off > none ? \
 		sprintf("%.3f", (hist - none) / (off - none)) : "n/a"
 	printf "program stats on and --hist,%s,%s,%s\n", hist, diff(hist, none), r
+	r = ok(split) && ok(off) && ok(none) && off > none ? \
+		sprintf("%.3f", (split - none) / (off - none)) : "n/a"
+	printf "program stats on and --split,%s,%s,%s\n", split, diff(split, none), r
 }' >>"$JOB/runs.csv"
 echo go >&4
 exit 0

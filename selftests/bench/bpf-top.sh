@@ -9,7 +9,9 @@
 #     which reads the same (ids, names, types, run time and count);
 #   - the time of a getcpu syscall with no program on it, with a
 #     tracepoint program on it and stats off, and with stats on while
-#     perf bpf top runs: the program's cost, and what the stats add to it.
+#     perf bpf top runs: the program's cost, and what the stats add to it;
+#     then with perf bpf top -e cpu-clock, --hist and --split attached to
+#     the program, each in turn: what each adds to a run.
 # One vCPU and QEMU's -icount: the guest clock counts executed guest
 # instructions, so times are instruction counts, the same from run to run
 # on a busy host or a quiet one; compare them as ratios.  Prints a table of

@@ -416,8 +416,8 @@ id=$(awk '$1 == "prog" && $2 == "loop" { print $3 }' "$work/loop")
 [ -n "$id" ] || fail "no program id from the loop workload: $(cat "$work/loop")"
 echo "spin 1000" >&7
 echo "--- perf bpf top --hist --split --id $id: three windows of a second, the last shown"
-perf bpf top --hist --split --id "$id" -I 1000 --interval-count 3 -o "$work/top" \
-	2>"$work/top.err" || fail "perf bpf top failed: $(cat "$work/top.err")"
+timeout 120 perf bpf top --hist --split --id "$id" -I 1000 --interval-count 3 \
+	-o "$work/top" 2>"$work/top.err" || fail "perf bpf top failed: $(cat "$work/top.err")"
 # the last screen: from its last title line on
 awk '/^perf bpf top/ { n = 0 } { line[n++] = $0 }
 	END { for (i = 0; i < n; i++) print line[i] }' "$work/top" | tee "$work/screen"
@@ -436,8 +436,9 @@ awk -v id="$id" -v cg="/perf_demo_loop_$$" '$1 == id { mine = 1; next }
 	fail "want a row of cgroup /perf_demo_loop_$$ with runs under pbt_loop ($id)" \
 		"in the last screen of perf bpf top --split"
 echo "--- the distribution of its runs in one window (perf bpf top -j --hist: \"hist\")"
-perf bpf top -j --hist --id "$id" -I 1000 --interval-count 2 -o "$work/top.json" \
-	2>"$work/top.err" || fail "perf bpf top -j failed: $(cat "$work/top.err")"
+timeout 120 perf bpf top -j --hist --id "$id" -I 1000 --interval-count 2 \
+	-o "$work/top.json" 2>"$work/top.err" ||
+	fail "perf bpf top -j failed: $(cat "$work/top.err")"
 tail -n 1 "$work/top.json" | python3 -c '
 import json, sys
 w = json.loads(sys.stdin.read())

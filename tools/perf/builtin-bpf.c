@@ -1888,6 +1888,7 @@ static void bpf_top__print_splits(struct bpf_top *top, struct bpf_top_prog *prog
 {
 	const size_t nr_before = ARRAY_SIZE(bpf_top_columns) - 1 +
 				 (top->hist ? BPF_TOP_NR_HIST_COLUMNS : 0) + 3 * top->nr_events;
+	const char * const *keys = top->columns ?: bpf_top_columns;
 	const char *kind = bpf_top__split_kind(prog->split_by);
 	struct bpf_out *out = &top->out;
 	struct bpf_top_split **v;
@@ -1903,7 +1904,8 @@ static void bpf_top__print_splits(struct bpf_top *top, struct bpf_top_prog *prog
 		bpf_top__print_prog_head(top, prog, since);
 		bpf_out__u64(out, "run_cnt", split->win_runs);
 		bpf_out__u64(out, "run_time_ns", split->win_time_ns);
-		bpf_out__u64(out, "avg_ns", split->win_time_ns / split->win_runs);
+		bpf_out__u64(out, "avg_ns",
+			     split->win_timed ? split->win_time_ns / split->win_timed : 0);
 		bpf_out__key(out, "runs_per_sec");
 		bpf_out__printf(out, "%.1f",
 				window ? (double)split->win_runs * NSEC_PER_SEC / window : 0);
@@ -1914,11 +1916,14 @@ static void bpf_top__print_splits(struct bpf_top *top, struct bpf_top_prog *prog
 		bpf_out__u64(out, "run_cnt_total", split->runs - split->base_runs);
 		bpf_out__u64(out, "run_time_ns_total", split->time_ns - split->base_time_ns);
 		/* nothing of the program's own, of --hist's or of the events' */
-		for (k = 12; k < nr_before; k++)
-			bpf_out__none(out, top->columns ? top->columns[k] : bpf_top_columns[k]);
+		for (k = BPF_TOP_NR_SPLIT_OWN_COLUMNS; k < nr_before; k++)
+			bpf_out__none(out, keys[k]);
 		bpf_out__str(out, "row", "split");
 		bpf_out__str(out, "split", kind);
-		bpf_out__u64(out, "split_id", split->key);
+		if (split->key == BPF_TOP_SPLIT_OTHER)
+			bpf_out__none(out, "split_id");
+		else
+			bpf_out__u64(out, "split_id", bpf_top_split__id(prog, split));
 		bpf_out__str(out, "split_name", split->name ?: "-");
 		bpf_out__end(out);
 	}

@@ -12,7 +12,7 @@
  * --split: the fentry program also counts each run, and the fexit one its
  * time, under a key for what drove it (enum bpf_top_split_by), in a
  * per-CPU hash map of BPF_TOP_SPLIT_KEYS keys; runs of more keys count
- * as others.  The key is read on entry, for every run, so that the
+ * as others.  A device's key holds its network namespace too.  The key is read on entry, for every run, so that the
  * splits add up to the kernel's run count; only the runs timed have a
  * time.
  */
@@ -296,6 +296,7 @@ int bpf_top_hist__read_splits(struct bpf_top_hist *hist, struct bpf_top_split_su
 			continue;	/* cannot be: keys are never deleted */
 		for (cpu = 0; cpu < hist->nr_cpus; cpu++) {
 			sums[n].runs += vals[cpu].runs;
+			sums[n].timed += vals[cpu].timed;
 			sums[n].time_ns += vals[cpu].time_ns;
 		}
 		n++;
@@ -308,6 +309,7 @@ int bpf_top_hist__read_splits(struct bpf_top_hist *hist, struct bpf_top_split_su
 	}
 	for (cpu = 0; cpu < hist->nr_cpus; cpu++) {
 		other.runs += hist->vals[cpu].other_runs;
+		other.timed += hist->vals[cpu].other_timed;
 		other.time_ns += hist->vals[cpu].other_time_ns;
 	}
 	if (other.runs)

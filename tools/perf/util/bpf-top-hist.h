@@ -31,6 +31,7 @@ struct bpf_top_hist_sum {
 struct bpf_top_split_sum {
 	u64			key;
 	u64			runs;
+	u64			timed;
 	u64			time_ns;
 };
 

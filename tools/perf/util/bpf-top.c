@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,6 +60,8 @@ static void bpf_top_prog__free_splits(struct bpf_top_prog *prog)
 	zfree(&prog->splits);
 	prog->nr_splits = 0;
 	prog->splits_ok = false;
+	prog->splits_based = false;
+	prog->splits_stale = false;
 }
 
 /* Stop counting @prog: the profiler held it, the kernel may free it now */
@@ -768,40 +771,77 @@ static void bpf_top__read_counts(struct bpf_top *top, struct bpf_top_prog *prog)
 	}
 }
 
-/* --split: what to call the runs of @key: a cgroup's path, a device's name */
+/* The inode number of perf's network namespace, 0 if unknown */
+static u64 bpf_top__netns(void)
+{
+	static u64 ino;
+	static bool tried;
+	struct stat st;
+
+	if (!tried) {
+		tried = true;
+		if (!stat("/proc/self/ns/net", &st))
+			ino = st.st_ino;
+	}
+	return ino;
+}
+
+/*
+ * --split: what to call the runs of @key: a cgroup's path, a device's
+ * name, or NULL when it cannot be named yet (tried again next read)
+ */
 static char *bpf_top__split_name(struct bpf_top *top, u32 split_by, u64 key)
 {
-	char ifname[IF_NAMESIZE];
+	char ifname[IF_NAMESIZE], *name;
+	u32 ifindex = (u32)key;
 	const char *path;
 
 	if (key == BPF_TOP_SPLIT_OTHER)
 		return strdup("(others)");
 	switch (split_by) {
-	case BPF_TOP_SPLIT_CGROUP:
-		path = bpf_resolver__cgroup(&top->res, key);
-		return strdup(path ?: "-");
 	case BPF_TOP_SPLIT_SOCK_CGROUP:
 		if (!key)
 			return strdup("(no socket)");
+		/* fall through */
+	case BPF_TOP_SPLIT_CGROUP:
 		path = bpf_resolver__cgroup(&top->res, key);
-		return strdup(path ?: "-");
+		return path ? strdup(path) : NULL;
 	case BPF_TOP_SPLIT_SKB_DEV:
 	case BPF_TOP_SPLIT_XDP_DEV:
 		if (!key)
 			return strdup("(no device)");
-		return strdup(key <= UINT_MAX && if_indextoname(key, ifname) ? ifname : "-");
+		/* perf's namespace: by name; another's: by number */
+		if (key >> 32 == bpf_top__netns() && if_indextoname(ifindex, ifname))
+			return strdup(ifname);
+		if (asprintf(&name, "ifindex %u netns %u", ifindex, (u32)(key >> 32)) < 0)
+			return NULL;
+		return name;
 	default:
 		return strdup("-");
 	}
 }
 
+/* --split: the cgroup id or ifindex of @split, for -x and -j */
+u64 bpf_top_split__id(const struct bpf_top_prog *prog, const struct bpf_top_split *split)
+{
+	switch (prog->split_by) {
+	case BPF_TOP_SPLIT_SKB_DEV:
+	case BPF_TOP_SPLIT_XDP_DEV:
+		return (u32)split->key;
+	default:
+		return split->key;
+	}
+}
+
 /*
  * --split: each key's runs and time over the window, once a whole one was
- * counted.  Keys are never taken out of the map: every key of the last
- * read is there again, and one new since has all its runs in the window.
- * What the first read finds (@based false: the runs between the attach
- * and that read) is the base its totals start from, as a program's
- * totals start from its first read.
+ * counted (@based: the hist read before was whole, and so was the splits'
+ * read).  Keys are never taken out of the map: every key of the last read
+ * is there again, and one new since has all its runs in the window.  What
+ * the first read since the attach finds (the runs between the attach and
+ * that read) is the base its totals start from, as a program's totals
+ * start from its first read.  After a read that failed, the next one only
+ * takes the figures the window after starts from.
  */
 static void bpf_top__read_splits(struct bpf_top *top, struct bpf_top_prog *prog, bool based)
 {
@@ -810,13 +850,13 @@ static void bpf_top__read_splits(struct bpf_top *top, struct bpf_top_prog *prog,
 	int i, j = 0, nr;
 
 	if (bpf_top_hist__read_splits(prog->hist, &cur, &nr)) {
-		bpf_top_prog__free_splits(prog);
+		prog->splits_stale = true;
 		return;
 	}
 	v = calloc(nr ?: 1, sizeof(*v));
 	if (!v) {
 		free(cur);
-		bpf_top_prog__free_splits(prog);
+		prog->splits_stale = true;
 		return;
 	}
 	for (i = 0; i < nr; i++) {
@@ -829,17 +869,19 @@ static void bpf_top__read_splits(struct bpf_top *top, struct bpf_top_prog *prog,
 			last = &prog->splits[j];
 		v[i].key = cur[i].key;
 		v[i].runs = cur[i].runs;
+		v[i].timed = cur[i].timed;
 		v[i].time_ns = cur[i].time_ns;
 		v[i].win_runs = cur[i].runs - (last ? last->runs : 0);
+		v[i].win_timed = cur[i].timed - (last ? last->timed : 0);
 		v[i].win_time_ns = cur[i].time_ns - (last ? last->time_ns : 0);
-		if (!based) {
+		if (!prog->splits_based) {
 			v[i].base_runs = cur[i].runs;
 			v[i].base_time_ns = cur[i].time_ns;
 		} else if (last) {
 			v[i].base_runs = last->base_runs;
 			v[i].base_time_ns = last->base_time_ns;
 		}
-		if (last) {
+		if (last && last->name) {
 			v[i].name = last->name;
 			last->name = NULL;
 		} else {
@@ -847,10 +889,14 @@ static void bpf_top__read_splits(struct bpf_top *top, struct bpf_top_prog *prog,
 		}
 	}
 	free(cur);
-	bpf_top_prog__free_splits(prog);
+	for (i = 0; i < prog->nr_splits; i++)
+		free(prog->splits[i].name);
+	free(prog->splits);
 	prog->splits = v;
 	prog->nr_splits = nr;
-	prog->splits_ok = based;
+	prog->splits_ok = based && prog->splits_based && !prog->splits_stale;
+	prog->splits_based = true;
+	prog->splits_stale = false;
 }
 
 /*
@@ -1066,6 +1112,7 @@ struct bpf_top_prog **bpf_top__sorted(struct bpf_top *top, int *nr)
 }
 
 /* -x and -j: a line a program a window */
+/* --split: a split's line has the first BPF_TOP_NR_SPLIT_OWN_COLUMNS, to run_time_ns_total */
 const char * const bpf_top_columns[BPF_TOP_NR_COLUMNS + 1] = {
 	"time", "prog_id", "prog_name", "prog_type", "run_cnt", "run_time_ns", "avg_ns",
 	"runs_per_sec", "cpu_pct", "cpu_pct_all", "run_cnt_total", "run_time_ns_total",
@@ -1182,7 +1229,7 @@ void bpf_top__split_row(struct bpf_top *top, struct bpf_top_prog *prog,
 		      " %12.3f %8s",
 		      "", kind, "",
 		      window ? (double)split->win_runs * NSEC_PER_SEC / window : 0,
-		      split->win_runs ? split->win_time_ns / split->win_runs : 0,
+		      split->win_timed ? split->win_time_ns / split->win_timed : 0,
 		      one, one / top->nr_cpus, split->runs - split->base_runs,
 		      (double)(split->time_ns - split->base_time_ns) / NSEC_PER_MSEC, "-");
 	if (top->hist)

@@ -43,12 +43,14 @@ struct bpf_top_count {
 struct bpf_top_split {
 	u64			key;		/* BPF_TOP_SPLIT_OTHER: keys without room */
 	u64			runs;		/* since attached, at the last read */
-	u64			time_ns;
+	u64			timed;		/* of which timed */
+	u64			time_ns;	/* their time */
 	u64			base_runs;	/* at the first read: not shown in totals */
 	u64			base_time_ns;
 	u64			win_runs;	/* over the last window */
+	u64			win_timed;
 	u64			win_time_ns;
-	char			*name;		/* the cgroup's path, the device's name */
+	char			*name;		/* the cgroup's path, the device's name, or NULL */
 };
 
 /*
@@ -94,6 +96,8 @@ struct bpf_top_prog {
 	struct bpf_top_split	*splits;	/* --split: by key, since attached */
 	int			nr_splits;
 	bool			splits_ok;	/* their windows are a whole window's */
+	bool			splits_based;	/* read since attached: base taken */
+	bool			splits_stale;	/* the last read failed */
 	bool			unheld_said;	/* -v said it is not counted, held by nothing */
 };
 
@@ -187,6 +191,8 @@ struct bpf_top {
 extern const char * const bpf_top_columns[BPF_TOP_NR_COLUMNS + 1];
 #define BPF_TOP_NR_HIST_COLUMNS	7
 extern const char * const bpf_top_hist_columns[BPF_TOP_NR_HIST_COLUMNS + 1];
+/* --split: a split's line has the first of these of its own, the time to run_time_ns_total */
+#define BPF_TOP_NR_SPLIT_OWN_COLUMNS	12
 /* --split: last, after the events' */
 #define BPF_TOP_NR_SPLIT_COLUMNS	4
 extern const char * const bpf_top_split_columns[BPF_TOP_NR_SPLIT_COLUMNS + 1];
@@ -233,6 +239,7 @@ const char *bpf_top__none(struct bpf_top *top);
 void bpf_top__hist_text(const struct bpf_top_prog *prog, char *buf, size_t size);
 const char *bpf_top__split_kind(u32 split_by);
 u32 bpf_top_prog__split_by(const struct bpf_top_prog *prog);
+u64 bpf_top_split__id(const struct bpf_top_prog *prog, const struct bpf_top_split *split);
 const char *bpf_top_prog__split(const struct bpf_top_prog *prog);
 struct bpf_top_split **bpf_top_prog__splits(struct bpf_top_prog *prog, int *nr);
 void bpf_top__split_row(struct bpf_top *top, struct bpf_top_prog *prog,

@@ -74,6 +74,16 @@
  *	taken as the end of the spin, whatever it says), and print "spun
  *	K", K the runs.  At any other line, or the end, close all.
  *
+ *   perf test -w bpf_links net CGROUP
+ *	Load an XDP program named pbt_net_xdp and a cgroup_skb program named
+ *	pbt_net_egress, both with BTF (as runs) and letting every packet
+ *	through; attach the first through a link to lo, the second to the
+ *	egress of CGROUP; bind a UDP socket to 127.0.0.1, which is never
+ *	read (what is sent there stops there, with no ICMP error); print
+ *	"prog xdp ID pbt_net_xdp", "prog egress ID pbt_net_egress", "port
+ *	PORT" (the socket's) and "ready", and wait for a line (or the end)
+ *	on stdin; then close all.
+ *
  *   perf test -w bpf_links many N
  *	Load N socket filter programs named pbt_many (raising the limit on
  *	open files to hold them), print "many N" and wait for a line (or
@@ -99,7 +109,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/compiler.h>
@@ -547,6 +560,39 @@ err:
 }
 
 /*
+ * Load "r0 = @ret; exit" as program @name of @type, with the BTF of
+ * bpf_links_btf(); its fd, -1 on failure, said
+ */
+static int bpf_links_load_btf(const char *name, enum bpf_prog_type type,
+			      enum bpf_attach_type attach_type, int ret)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = ret },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts);
+	struct bpf_func_info func = { .insn_off = 0 };
+	struct btf *btf;
+	int fd;
+
+	btf = bpf_links_btf(name, &func.type_id);
+	if (!btf) {
+		bpf_links_fail("BTF of a program");
+		return -1;
+	}
+	opts.expected_attach_type = attach_type;
+	opts.prog_btf_fd = btf__fd(btf);
+	opts.func_info = &func;
+	opts.func_info_cnt = 1;
+	opts.func_info_rec_size = sizeof(func);
+	fd = bpf_prog_load(type, name, "GPL", insns, ARRAY_SIZE(insns), &opts);
+	btf__free(btf);
+	if (fd < 0)
+		bpf_links_fail(name);
+	return fd;
+}
+
+/*
  * Attach program @fd (named @name) through a perf_event link to an event
  * of syscalls:sys_enter_getcpu, which *@perf_fd gets; the link's fd, -1
  * on failure, said
@@ -582,29 +628,13 @@ static int bpf_links_getcpu_link(int fd, const char *name, int *perf_fd)
 
 static int bpf_links_runs(void)
 {
-	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	LIBBPF_OPTS(bpf_prog_load_opts, opts);
-	struct bpf_func_info func = { .insn_off = 0 };
 	int fd, perf_fd, link_fd, n, i;
-	struct btf *btf;
 	char line[32];
 	unsigned int cpu;
 
-	btf = bpf_links_btf("pbt_runs", &func.type_id);
-	if (!btf)
-		return bpf_links_fail("BTF of pbt_runs");
-	opts.prog_btf_fd = btf__fd(btf);
-	opts.func_info = &func;
-	opts.func_info_cnt = 1;
-	opts.func_info_rec_size = sizeof(func);
-	fd = bpf_prog_load(BPF_PROG_TYPE_TRACEPOINT, "pbt_runs", "GPL", insns,
-			   ARRAY_SIZE(insns), &opts);
-	btf__free(btf);
+	fd = bpf_links_load_btf("pbt_runs", BPF_PROG_TYPE_TRACEPOINT, 0, 0);
 	if (fd < 0)
-		return bpf_links_fail("pbt_runs");
+		return 1;
 	printf("prog runs %u pbt_runs\n", bpf_links_prog_id(fd));
 	link_fd = bpf_links_getcpu_link(fd, "pbt_runs", &perf_fd);
 	if (link_fd < 0)
@@ -972,6 +1002,48 @@ static int bpf_links_many_links(int n, const char *cgroup)
 	return 0;
 }
 
+static int bpf_links_net(const char *cgroup)
+{
+	struct sockaddr_in addr = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	socklen_t len = sizeof(addr);
+	int xdp, egress, xdp_link, egress_link, cgroup_fd, sock;
+	char line[16];
+
+	cgroup_fd = open(cgroup, O_RDONLY | O_DIRECTORY);
+	if (cgroup_fd < 0)
+		return bpf_links_fail(cgroup);
+	xdp = bpf_links_load_btf("pbt_net_xdp", BPF_PROG_TYPE_XDP, BPF_XDP, 2 /* XDP_PASS */);
+	egress = bpf_links_load_btf("pbt_net_egress", BPF_PROG_TYPE_CGROUP_SKB,
+				    BPF_CGROUP_INET_EGRESS, 1 /* let it go */);
+	if (xdp < 0 || egress < 0)
+		return 1;
+	xdp_link = bpf_link_create(xdp, if_nametoindex("lo"), BPF_XDP, NULL);
+	if (xdp_link < 0)
+		return bpf_links_fail("XDP link to lo");
+	egress_link = bpf_link_create(egress, cgroup_fd, BPF_CGROUP_INET_EGRESS, NULL);
+	if (egress_link < 0)
+		return bpf_links_fail("cgroup_skb egress link");
+	sock = socket(AF_INET, SOCK_DGRAM, 0);
+	if (sock < 0 || bind(sock, (struct sockaddr *)&addr, sizeof(addr)) ||
+	    getsockname(sock, (struct sockaddr *)&addr, &len))
+		return bpf_links_fail("UDP socket on 127.0.0.1");
+	printf("prog xdp %u pbt_net_xdp\nprog egress %u pbt_net_egress\nport %u\nready\n",
+	       bpf_links_prog_id(xdp), bpf_links_prog_id(egress), ntohs(addr.sin_port));
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		line[0] = '\0';
+	close(sock);
+	close(egress_link);
+	close(xdp_link);
+	close(egress);
+	close(xdp);
+	close(cgroup_fd);
+	return 0;
+}
+
 static int bpf_links(int argc, const char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[0], "links"))
@@ -992,8 +1064,11 @@ static int bpf_links(int argc, const char **argv)
 		return bpf_links_recursion();
 	if (argc == 1 && !strcmp(argv[0], "loop"))
 		return bpf_links_loop();
+	if (argc == 2 && !strcmp(argv[0], "net"))
+		return bpf_links_net(argv[1]);
 	fprintf(stderr, "usage: %s links CGROUP [FUNC] | short N | runs | recursion | loop\n",
 		__func__);
+	fprintf(stderr, "       %s net CGROUP\n", __func__);
 	fprintf(stderr, "       %s many N [CGROUP]\n", __func__);
 	fprintf(stderr, "       %s churn CGROUP|- SECS [RATE]\n", __func__);
 	return 1;

@@ -12,6 +12,8 @@
 
 #include "bpf_top_runs.h"
 
+#define E2BIG	7
+
 /* A run this long is one whose exit was missed */
 #define BPF_TOP_RUNS_STALE_NS	(10ULL * 1000 * 1000 * 1000)
 
@@ -22,9 +24,11 @@ struct {
 	__type(value, struct bpf_top_runs);
 } runs SEC(".maps");
 
+/* Allocated as keys come: each key has a value on every possible CPU */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, BPF_TOP_SPLIT_KEYS);	/* 1 without --split */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, struct bpf_top_split_val);
 } splits SEC(".maps");
@@ -32,9 +36,25 @@ struct {
 /* --split: enum bpf_top_split_by, for the type of the program traced */
 const volatile __u32 split_by = BPF_TOP_SPLIT_NONE;
 
+/* --split: the map was full once: no more keys are tried */
+__u32 splits_full;
+
 /* What the kernel's sk_buff, sock and xdp_buff have that --split reads */
+struct ns_common___perf {
+	unsigned int inum;
+} __attribute__((preserve_access_index));
+
+struct net___perf {
+	struct ns_common___perf ns;
+} __attribute__((preserve_access_index));
+
+struct possible_net_t___perf {
+	struct net___perf *net;
+} __attribute__((preserve_access_index));
+
 struct net_device___perf {
 	int ifindex;
+	struct possible_net_t___perf nd_net;
 } __attribute__((preserve_access_index));
 
 struct sock_cgroup_data___perf {
@@ -98,6 +118,7 @@ static __always_inline __u32 log2_64(__u64 v)
  */
 static __always_inline __u64 split_key(__u64 *ctx)
 {
+	struct net_device___perf *dev = NULL;
 	struct sk_buff___perf *skb = NULL;
 	struct xdp_buff___perf *xdp = NULL;
 
@@ -109,13 +130,20 @@ static __always_inline __u64 split_key(__u64 *ctx)
 		return BPF_CORE_READ(skb, sk, sk_cgrp_data.cgroup, kn, id);
 	case BPF_TOP_SPLIT_SKB_DEV:
 		bpf_probe_read_kernel(&skb, sizeof(skb), ctx);
-		return BPF_CORE_READ(skb, dev, ifindex);
+		dev = BPF_CORE_READ(skb, dev);
+		break;
 	case BPF_TOP_SPLIT_XDP_DEV:
 		bpf_probe_read_kernel(&xdp, sizeof(xdp), ctx);
-		return BPF_CORE_READ(xdp, rxq, dev, ifindex);
+		dev = BPF_CORE_READ(xdp, rxq, dev);
+		break;
 	default:
 		return 0;
 	}
+	/* an ifindex is a namespace's: every container has its eth0 */
+	if (!dev)
+		return 0;
+	return BPF_TOP_SPLIT_DEV_KEY(BPF_CORE_READ(dev, nd_net.net, ns.inum),
+				     BPF_CORE_READ(dev, ifindex));
 }
 
 /*
@@ -128,9 +156,10 @@ static __always_inline void split_run(struct bpf_top_runs *r, __u64 key)
 	struct bpf_top_split_val *v = bpf_map_lookup_elem(&splits, &key);
 	struct bpf_top_split_val zero = {};
 
-	if (!v) {
+	if (!v && !splits_full) {
 		/* another CPU may add it first: look it up again */
-		bpf_map_update_elem(&splits, &key, &zero, BPF_NOEXIST);
+		if (bpf_map_update_elem(&splits, &key, &zero, BPF_NOEXIST) == -E2BIG)
+			splits_full = 1;
 		v = bpf_map_lookup_elem(&splits, &key);
 	}
 	if (v)
@@ -179,7 +208,7 @@ int BPF_PROG(fexit_XXX)
 {
 	__u32 zero = 0;
 	struct bpf_top_runs *r = bpf_map_lookup_elem(&runs, &zero);
-	__u64 t, w = window;
+	__u64 t, key, w = window;
 
 	/*
 	 * No start: the run was not timed (see above); another task: one
@@ -193,7 +222,7 @@ int BPF_PROG(fexit_XXX)
 		return 0;
 	}
 	t = bpf_ktime_get_ns() - r->start_ns;
-	r->start_ns = 0;
+	key = r->key;
 	r->buckets[log2_64(t) & (BPF_TOP_RUNS_BUCKETS - 1)]++;
 	r->time_ns += t;
 	if (r->max_window != w || t > r->max_ns) {
@@ -201,14 +230,24 @@ int BPF_PROG(fexit_XXX)
 		r->max_window = w;
 	}
 	if (split_by != BPF_TOP_SPLIT_NONE) {
-		struct bpf_top_split_val *v = bpf_map_lookup_elem(&splits, &r->key);
+		struct bpf_top_split_val *v = bpf_map_lookup_elem(&splits, &key);
 
 		/* counted by fentry on this CPU, or had no room */
-		if (v)
-			v->time_ns += t;
-		else
-			r->other_time_ns += t;
+		if (v) {
+			__sync_fetch_and_add(&v->timed, 1);
+			__sync_fetch_and_add(&v->time_ns, t);
+		} else {
+			__sync_fetch_and_add(&r->other_timed, 1);
+			__sync_fetch_and_add(&r->other_time_ns, t);
+		}
 	}
+	/*
+	 * The run ends last: a run of the program in an interrupt before
+	 * this is not timed (a run is on), counted inner, and cannot take
+	 * the key or the start of this one, as it would once this is 0
+	 * (its own fexit would then not run: this program is running)
+	 */
+	r->start_ns = 0;
 	return 0;
 }
 

@@ -21,14 +21,16 @@ struct bpf_top_runs {
 	__u64	inner;		/* runs on top of it in its task (interrupts) */
 	__u64	key;		/* --split: its key in splits */
 	__u64	other_runs;	/* --split: runs whose key splits had no room for */
+	__u64	other_timed;
 	__u64	other_time_ns;
 };
 
 /*
  * --split: what drove a run, the key of its runs and time in the splits
- * map: the cgroup of the task it runs in (programs run for a task), the
- * cgroup of the socket of its sk_buff (cgroup_skb), the network device of
- * its sk_buff (tc) or of its xdp_buff (xdp); 0 when there is none
+ * map: the cgroup id of the task it runs in (programs run for a task),
+ * of the socket of its sk_buff (cgroup_skb), the network device of its
+ * sk_buff (tc) or of its xdp_buff (xdp), as BPF_TOP_SPLIT_DEV_KEY(); 0
+ * when there is none
  */
 enum bpf_top_split_by {
 	BPF_TOP_SPLIT_NONE,
@@ -38,12 +40,16 @@ enum bpf_top_split_by {
 	BPF_TOP_SPLIT_XDP_DEV,
 };
 
+/* A device: its network namespace's inode number and its ifindex */
+#define BPF_TOP_SPLIT_DEV_KEY(netns, ifindex)	(((__u64)(netns) << 32) | (__u32)(ifindex))
+
 /* Keys a program's splits map holds: runs of others count as other_runs */
 #define BPF_TOP_SPLIT_KEYS	1024
 
 struct bpf_top_split_val {
 	__u64	runs;		/* every run, timed or not */
-	__u64	time_ns;	/* of the runs timed */
+	__u64	timed;		/* the runs timed */
+	__u64	time_ns;	/* their time */
 };
 
 #endif /* __BPF_TOP_RUNS_H */
