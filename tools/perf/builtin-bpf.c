@@ -55,6 +55,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
+#include <linux/err.h>
 #include <linux/kernel.h>
 #include <linux/string.h>
 #include <linux/time64.h>
@@ -66,6 +67,7 @@
 
 #include "builtin.h"
 #include "util/bpf-desc.h"
+#include "util/bpf-event.h"
 #include "util/bpf-link-types.h"
 #include "util/bpf-out.h"
 #include "util/bpf-side-band.h"
@@ -73,16 +75,20 @@
 #include "util/bpf-utils.h"
 #include "util/cap.h"
 #include "util/cpumap.h"
+#include "util/data.h"
 #include "util/debug.h"
+#include "util/env.h"
 #include "util/event.h"
 #include "util/evlist.h"
 #include "util/hashmap.h"
 #include "util/intlist.h"
 #include "util/machine.h"
 #include "util/ordered-events.h"
+#include "util/session.h"
 #include "util/target.h"
 #include "util/term.h"
 #include "util/thread.h"
+#include "util/tool.h"
 #ifdef HAVE_SLANG_SUPPORT
 #include "ui/browsers/bpf-top.h"
 #include "ui/ui.h"
@@ -122,6 +128,10 @@ struct bpf_events {
 	size_t			max_reads;
 	struct intlist		*pids;		/* -p: these processes only */
 	struct intlist		*follow;	/* a workload and its descendants */
+	/* -i: the records of a file, which has the evlist */
+	struct perf_session	*session;
+	struct perf_tool	tool;
+	const char		*input_name;
 	const char		*pid_str;
 	const char		*type_str;
 	const char		*name_glob;
@@ -198,12 +208,51 @@ static void bpf_events__forget_link(struct bpf_events *ev, u32 id)
 	bpf_link_desc__delete(link);
 }
 
-/* Learn about a program from the kernel, if it is still there; 0 or -errno */
-static int bpf_events__learn_prog(struct bpf_prog_desc *prog, const char *ksym_name)
+/*
+ * -i: learn about a program from the bpf_prog_info perf record saved of
+ * it (HEADER_BPF_PROG_INFO), the whole name from its KSYMBOL record where
+ * bpf_prog_info's is cut; -ENODATA if none was saved (it went too soon)
+ */
+static int bpf_events__learn_saved_prog(struct bpf_events *ev, struct bpf_prog_desc *prog,
+					const char *ksym_name)
 {
-	int fd = bpf_prog_get_fd_by_id(prog->id);
+	struct bpf_prog_info_node *node;
+	const struct bpf_prog_info *info;
+	char *name;
+
+	node = perf_env__find_bpf_prog_info(&ev->session->header.env, prog->id);
+	if (!node)
+		return -ENODATA;
+	info = &node->info_linear->info;
+	if (ksym_name && strlen(info->name) == BPF_OBJ_NAME_LEN - 1 &&
+	    strstarts(ksym_name, info->name))
+		name = strdup(ksym_name);
+	else
+		name = strdup(info->name);
+	if (!name)
+		return -ENOMEM;
+	free(prog->name);
+	prog->name = name;
+	prog->type = info->type;
+	prog->type_known = true;
+	prog->verified_insns = info->verified_insns;
+	memcpy(prog->tag, info->tag, BPF_TAG_SIZE);
+	return 0;
+}
+
+/*
+ * Learn about a program from the kernel, if it is still there (from the
+ * file with -i); 0 or -errno
+ */
+static int bpf_events__learn_prog(struct bpf_events *ev, struct bpf_prog_desc *prog,
+				  const char *ksym_name)
+{
+	int fd;
 	int err;
 
+	if (ev->session)
+		return bpf_events__learn_saved_prog(ev, prog, ksym_name);
+	fd = bpf_prog_get_fd_by_id(prog->id);
 	if (fd < 0)
 		return -errno;
 	err = bpf_prog_desc__fill(prog, fd, ksym_name);
@@ -215,9 +264,13 @@ static int bpf_events__learn_prog(struct bpf_prog_desc *prog, const char *ksym_n
 
 static int bpf_events__learn_link(struct bpf_events *ev, struct bpf_link_desc *link)
 {
-	int fd = perf_bpf__fd_by_id(bpf_link_get_fd_by_id, link->id);
+	int fd;
 	int err;
 
+	/* -i: a file holds no link's info: what the records say */
+	if (ev->session)
+		return -ENODATA;
+	fd = perf_bpf__fd_by_id(bpf_link_get_fd_by_id, link->id);
 	if (fd < 0)
 		return -errno;
 	err = bpf_link_desc__fill(link, fd, &ev->res);
@@ -236,7 +289,7 @@ static void bpf_events__snapshot(struct bpf_events *ev)
 
 	while (!bpf_prog_get_next_id(id, &id)) {
 		prog = bpf_events__prog(ev, id);
-		if (prog && bpf_events__learn_prog(prog, NULL))
+		if (prog && bpf_events__learn_prog(ev, prog, NULL))
 			bpf_events__forget_prog(ev, id);
 	}
 	id = 0;
@@ -606,7 +659,7 @@ static void bpf_events__prog_record(struct bpf_events *ev, union perf_event *eve
 		prog->type_known = false;
 		zfree(&prog->name);
 	} else if (load) {
-		err = bpf_events__learn_prog(prog, ksym);
+		err = bpf_events__learn_prog(ev, prog, ksym);
 		gone = err == -ENOENT;
 		prog->gone = gone;
 		/* a new program behind an id we knew: forget the old one's type */
@@ -655,7 +708,7 @@ static void bpf_events__link_record(struct bpf_events *ev, union perf_event *eve
 	/* unless known, not to be had, not needed, or told when the record was read */
 	if (prog != &no_prog && !prog->type_known && !prog->gone && prog->id && shown &&
 	    !bpf_events__take_read_prog(ev, prog, NULL, NULL)) {
-		err = bpf_events__learn_prog(prog, NULL);
+		err = bpf_events__learn_prog(ev, prog, NULL);
 		prog->gone = err == -ENOENT;
 		if (err && !prog->name)
 			prog->name = strdup("");
@@ -891,7 +944,7 @@ static void bpf_events__read_prog(struct bpf_events *ev, u32 id)
 	if (!prog)
 		return;
 	prog->id = id;
-	err = bpf_events__learn_prog(prog, NULL);
+	err = bpf_events__learn_prog(ev, prog, NULL);
 	if (err) {
 		bpf_prog_desc__delete(prog);
 		if (err != -ENOENT)
@@ -1282,11 +1335,89 @@ static int bpf_check_privileges(const char *cmd, bool side_band)
 	return -EPERM;
 }
 
+/* -i: the records of the file, in time order, as if read from the rings */
+static int bpf_events__tool_event(const struct perf_tool *tool, union perf_event *event,
+				  struct perf_sample *sample,
+				  struct machine *machine __maybe_unused)
+{
+	struct bpf_events *ev = container_of(tool, struct bpf_events, tool);
+
+	switch (event->header.type) {
+	case PERF_RECORD_BPF_EVENT:
+		bpf_events__bpf_record(ev, event, sample);
+		break;
+	case PERF_RECORD_KSYMBOL:
+		bpf_events__ksymbol(ev, event, sample);
+		break;
+	case PERF_RECORD_COMM:
+		machine__process_comm_event(&ev->machine, event, sample);
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		bpf_events__task(ev, event, sample);
+		break;
+	case PERF_RECORD_LOST:
+		bpf_events__lost(ev, event, sample);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* -i: whether the file's events asked for link records (attr.bpf_event_ext) */
+static bool bpf_events__file_has_links(struct bpf_events *ev)
+{
+	struct evsel *evsel;
+
+	evlist__for_each_entry(ev->evlist, evsel) {
+		if (evsel->core.attr.bpf_event_ext)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * -i: open the file perf record wrote: its records are delivered as the
+ * rings' are, in time order; what the kernel would be asked is what perf
+ * record saved (bpf_events__learn_prog())
+ */
+static int bpf_events__open_file(struct bpf_events *ev)
+{
+	struct perf_data data = {
+		.path = ev->input_name,
+		.mode = PERF_DATA_MODE_READ,
+	};
+
+	perf_tool__init(&ev->tool, /*ordered_events=*/true);
+	ev->tool.bpf = bpf_events__tool_event;
+	ev->tool.ksymbol = bpf_events__tool_event;
+	ev->tool.comm = bpf_events__tool_event;
+	ev->tool.fork = bpf_events__tool_event;
+	ev->tool.exit = bpf_events__tool_event;
+	ev->tool.lost = bpf_events__tool_event;
+	ev->session = perf_session__new(&data, &ev->tool);
+	if (IS_ERR(ev->session)) {
+		int err = PTR_ERR(ev->session);
+
+		ev->session = NULL;
+		pr_err("perf bpf events: cannot read %s\n", ev->input_name);
+		return err ?: -EINVAL;
+	}
+	ev->evlist = ev->session->evlist;
+	return 0;
+}
+
 static void bpf_events__exit(struct bpf_events *ev)
 {
 	struct hashmap_entry *cur;
 	size_t bkt;
 
+	/* -i: the session's */
+	if (ev->session) {
+		ev->evlist = NULL;
+		perf_session__delete(ev->session);
+	}
 	evlist__delete(ev->evlist);
 	ordered_events__free(&ev->oe);
 	thread__zput(ev->last_thread);
@@ -1341,6 +1472,8 @@ static int cmd_bpf_events(int argc, const char **argv)
 		    "records caused by any task (the default without a command or -p)"),
 	OPT_STRING('p', "pid", &ev.pid_str, "pid",
 		   "records caused by these processes (comma separated)"),
+	OPT_STRING('i', "input", &ev.input_name, "file",
+		   "the records of this perf.data file, not the kernel's as they come"),
 	OPT_CALLBACK(0, "duration", &ev, "secs", "stop after this many seconds",
 		     bpf_parse_duration),
 	OPT_STRING(0, "type", &ev.type_str, "prog|link",
@@ -1382,6 +1515,10 @@ static int cmd_bpf_events(int argc, const char **argv)
 				       "--duration and a command are mutually exclusive");
 	if (sep && ev.json)
 		usage_with_options_msg(usage, options, "-x and -j are mutually exclusive");
+	if (ev.input_name && (ev.system_wide || ev.duration > 0 || workload ||
+			      ev.mmap_pages != UINT_MAX))
+		usage_with_options_msg(usage, options,
+				       "-i reads a file: -a, --duration, -m and a command are for live records");
 	if (ev.pid_str) {
 		ev.pids = intlist__new(ev.pid_str);
 		if (!ev.pids)
@@ -1389,7 +1526,7 @@ static int cmd_bpf_events(int argc, const char **argv)
 					       ev.pid_str);
 	}
 
-	if (bpf_check_privileges("events", true)) {
+	if (!ev.input_name && bpf_check_privileges("events", true)) {
 		intlist__delete(ev.pids);
 		return -1;
 	}
@@ -1414,6 +1551,27 @@ static int cmd_bpf_events(int argc, const char **argv)
 	ev.read_links = perf_bpf__id_map();
 	if (!ev.progs || !ev.links || !ev.ksyms || !ev.read_progs || !ev.read_links)
 		goto out;
+	if (ev.input_name) {
+		err = bpf_events__open_file(&ev);
+		if (err)
+			goto out;
+		if (!bpf_events__file_has_links(&ev) && !ev.show_progs) {
+			pr_err("perf bpf events: --type link: %s holds no link records\n",
+			       ev.input_name);
+			err = -EOPNOTSUPP;
+			goto out;
+		}
+		if (!bpf_events__file_has_links(&ev) && ev.show_links)
+			pr_warning("perf bpf events: %s holds no link records (recorded on a kernel without them, or by a perf that did not ask): showing program records only\n",
+				   ev.input_name);
+		bpf_out__header(&ev.out, bpf_events_columns);
+		err = perf_session__process_events(ev.session);
+		bpf_events__summary(&ev);
+		if (err < 0 && err != -1)
+			pr_err("perf bpf events: %s: %s\n", ev.input_name,
+			       str_error_r(-err, msg, sizeof(msg)));
+		goto out;
+	}
 	err = bpf_events__open(&ev, &target);
 	if (err)
 		goto out;
