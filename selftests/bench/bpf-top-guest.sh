@@ -155,7 +155,7 @@ split=$ns
 echo detach >&4
 wait_for 60 grep -qx detached /tmp/runs.out
 none=$(timed) || none=n/a
-awk -v none="$none" -v off="$off" -v on="$on" -v ev="$ev" -v hist="$hist" -v split="$split" '
+awk -v none="$none" -v off="$off" -v on="$on" -v ev="$ev" -v hist="$hist" -v spl="$split" '
 function ok(x) { return x ~ /^[0-9.]+$/ }
 function diff(a, b) { return ok(a) && ok(b) ? sprintf("%.1f", a - b) : "n/a" }
 BEGIN {
@@ -170,9 +170,9 @@ BEGIN {
 	r = ok(hist) && ok(off) && ok(none) && off > none ? \
 		sprintf("%.3f", (hist - none) / (off - none)) : "n/a"
 	printf "program stats on and --hist,%s,%s,%s\n", hist, diff(hist, none), r
-	r = ok(split) && ok(off) && ok(none) && off > none ? \
-		sprintf("%.3f", (split - none) / (off - none)) : "n/a"
-	printf "program stats on and --split,%s,%s,%s\n", split, diff(split, none), r
+	r = ok(spl) && ok(off) && ok(none) && off > none ? \
+		sprintf("%.3f", (spl - none) / (off - none)) : "n/a"
+	printf "program stats on and --split,%s,%s,%s\n", spl, diff(spl, none), r
 }' >>"$JOB/runs.csv"
 echo go >&4
 exit 0

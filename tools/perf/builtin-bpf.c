@@ -52,6 +52,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
@@ -131,6 +132,7 @@ struct bpf_events {
 	/* -i: the records of a file, which has the evlist */
 	struct perf_session	*session;
 	struct perf_tool	tool;
+	struct perf_data	data;		/* the session's, as long as it lives */
 	const char		*input_name;
 	const char		*pid_str;
 	const char		*type_str;
@@ -224,9 +226,13 @@ static int bpf_events__learn_saved_prog(struct bpf_events *ev, struct bpf_prog_d
 	if (!node)
 		return -ENODATA;
 	info = &node->info_linear->info;
+	/* bpf_prog_info's name cut: the whole one, from a KSYMBOL record */
 	if (ksym_name && strlen(info->name) == BPF_OBJ_NAME_LEN - 1 &&
 	    strstarts(ksym_name, info->name))
 		name = strdup(ksym_name);
+	else if (prog->name && strlen(info->name) == BPF_OBJ_NAME_LEN - 1 &&
+		 strstarts(prog->name, info->name))
+		name = strdup(prog->name);
 	else
 		name = strdup(info->name);
 	if (!name)
@@ -315,7 +321,8 @@ static const char *bpf_events__comm(struct bpf_events *ev, struct perf_sample *s
 		thread = machine__findnew_thread(&ev->machine, sample->pid, sample->tid);
 		if (!thread)
 			return "";
-		if (!thread__comm_set(thread))
+		/* -i: this machine's /proc is not the file's */
+		if (!thread__comm_set(thread) && !ev->session)
 			thread__set_comm_from_proc(thread);
 		ev->last_thread = thread;
 	}
@@ -879,7 +886,7 @@ static void bpf_events__task(struct bpf_events *ev, union perf_event *event,
 		/* the child inherits the parent's comm: know it first */
 		parent = machine__findnew_thread(&ev->machine, event->fork.ppid,
 						 event->fork.ptid);
-		if (parent && !thread__comm_set(parent))
+		if (parent && !thread__comm_set(parent) && !ev->session)
 			thread__set_comm_from_proc(parent);
 		thread__put(parent);
 		machine__process_fork_event(&ev->machine, event, sample);
@@ -1384,11 +1391,10 @@ static bool bpf_events__file_has_links(struct bpf_events *ev)
  */
 static int bpf_events__open_file(struct bpf_events *ev)
 {
-	struct perf_data data = {
-		.path = ev->input_name,
-		.mode = PERF_DATA_MODE_READ,
-	};
+	struct evsel *evsel, *bpf = NULL;
 
+	ev->data.path = ev->input_name;
+	ev->data.mode = PERF_DATA_MODE_READ;
 	perf_tool__init(&ev->tool, /*ordered_events=*/true);
 	ev->tool.bpf = bpf_events__tool_event;
 	ev->tool.ksymbol = bpf_events__tool_event;
@@ -1396,7 +1402,7 @@ static int bpf_events__open_file(struct bpf_events *ev)
 	ev->tool.fork = bpf_events__tool_event;
 	ev->tool.exit = bpf_events__tool_event;
 	ev->tool.lost = bpf_events__tool_event;
-	ev->session = perf_session__new(&data, &ev->tool);
+	ev->session = perf_session__new(&ev->data, &ev->tool);
 	if (IS_ERR(ev->session)) {
 		int err = PTR_ERR(ev->session);
 
@@ -1405,6 +1411,23 @@ static int bpf_events__open_file(struct bpf_events *ev)
 		return err ?: -EINVAL;
 	}
 	ev->evlist = ev->session->evlist;
+	/* the events of a pipe come in it: this reads them from the header */
+	if (perf_data__is_pipe(&ev->data)) {
+		pr_err("perf bpf events: -i reads a perf.data file, not a pipe\n");
+		return -EINVAL;
+	}
+	evlist__for_each_entry(ev->evlist, evsel) {
+		if (evsel->core.attr.bpf_event)
+			bpf = evsel;
+	}
+	if (!bpf) {
+		pr_err("perf bpf events: %s holds no BPF records (recorded with --no-bpf-event?)\n",
+		       ev->input_name);
+		return -EINVAL;
+	}
+	if (!bpf->core.attr.sample_id_all || !(bpf->core.attr.sample_type & PERF_SAMPLE_TIME))
+		pr_warning("perf bpf events: %s: its BPF records have no time: shown in the order of the file\n",
+			   ev->input_name);
 	return 0;
 }
 
@@ -1526,6 +1549,18 @@ static int cmd_bpf_events(int argc, const char **argv)
 					       ev.pid_str);
 	}
 
+	if (ev.input_name && ev.output_name) {
+		struct stat in, out;
+
+		/* before -o is opened, which truncates it */
+		if (!stat(ev.input_name, &in) && !stat(ev.output_name, &out) &&
+		    in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+			pr_err("perf bpf events: -o %s would overwrite the file -i reads\n",
+			       ev.output_name);
+			intlist__delete(ev.pids);
+			return -1;
+		}
+	}
 	if (!ev.input_name && bpf_check_privileges("events", true)) {
 		intlist__delete(ev.pids);
 		return -1;

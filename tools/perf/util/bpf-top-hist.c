@@ -26,6 +26,7 @@
 #include <linux/zalloc.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "bpf-desc.h"
@@ -133,6 +134,25 @@ void bpf_top_hist__delete(struct bpf_top_hist *hist)
 }
 
 /*
+ * Whether the kernel allocates map elements in any context (bpf_mem_alloc,
+ * Linux 6.1): the splits map then takes its keys as they come, rather
+ * than all at load
+ */
+static bool bpf_top_hist__mem_alloc(void)
+{
+	static int known = -1;
+	struct btf *btf;
+
+	if (known < 0) {
+		btf = btf__load_vmlinux_btf();
+		known = !libbpf_get_error(btf) &&
+			btf__find_by_name_kind(btf, "bpf_mem_alloc", BTF_KIND_STRUCT) > 0;
+		btf__free(btf);
+	}
+	return known;
+}
+
+/*
  * Attach to program @prog_id; what went wrong in @why, for -v, when it
  * cannot be traced (no BTF, an extension program, one the kernel
  * refuses another trampoline).
@@ -192,6 +212,8 @@ int bpf_top_hist__attach(struct bpf_top_hist **histp, u32 prog_id, u32 split_by,
 	hist->skel->rodata->split_by = split_by;
 	if (split_by == BPF_TOP_SPLIT_NONE)
 		bpf_map__set_max_entries(hist->skel->maps.splits, 1);
+	else if (!bpf_top_hist__mem_alloc())
+		bpf_map__set_map_flags(hist->skel->maps.splits, 0);
 	bpf_object__for_each_program(prog, hist->skel->obj) {
 		err = bpf_program__set_attach_target(prog, fd, func);
 		if (err) {
@@ -273,7 +295,8 @@ static int bpf_top_split_sum__cmp(const void *a, const void *b)
 int bpf_top_hist__read_splits(struct bpf_top_hist *hist, struct bpf_top_split_sum **v, int *nr)
 {
 	struct bpf_map *map = hist->skel->maps.splits;
-	u32 max = bpf_map__max_entries(map), zero = 0;
+	/* CPUs adding keys at once may each go past max_entries by one */
+	u32 max = bpf_map__max_entries(map) + hist->nr_cpus, zero = 0;
 	struct bpf_top_split_val *vals;
 	struct bpf_top_split_sum *sums, other = { .key = BPF_TOP_SPLIT_OTHER };
 	u64 key, *prev = NULL;

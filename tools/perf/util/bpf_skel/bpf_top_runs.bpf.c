@@ -14,6 +14,8 @@
 
 #define E2BIG	7
 
+#define barrier()	asm volatile("" ::: "memory")
+
 /* A run this long is one whose exit was missed */
 #define BPF_TOP_RUNS_STALE_NS	(10ULL * 1000 * 1000 * 1000)
 
@@ -24,7 +26,11 @@ struct {
 	__type(value, struct bpf_top_runs);
 } runs SEC(".maps");
 
-/* Allocated as keys come: each key has a value on every possible CPU */
+/*
+ * Each key has a value on every possible CPU.  perf allocates them as keys
+ * come where the kernel can in any context (bpf_mem_alloc, Linux 6.1),
+ * else all at load: an allocation with kmalloc could deadlock in NMI.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, BPF_TOP_SPLIT_KEYS);	/* 1 without --split */
@@ -120,6 +126,7 @@ static __always_inline __u64 split_key(__u64 *ctx)
 {
 	struct net_device___perf *dev = NULL;
 	struct sk_buff___perf *skb = NULL;
+	unsigned int netns = 0;
 	struct xdp_buff___perf *xdp = NULL;
 
 	switch (split_by) {
@@ -139,11 +146,16 @@ static __always_inline __u64 split_key(__u64 *ctx)
 	default:
 		return 0;
 	}
-	/* an ifindex is a namespace's: every container has its eth0 */
+	/*
+	 * an ifindex is a namespace's: every container has its eth0; a
+	 * kernel without network namespaces has no nd_net.net, and one
+	 * namespace (0, as perf finds no /proc/self/ns/net there)
+	 */
 	if (!dev)
 		return 0;
-	return BPF_TOP_SPLIT_DEV_KEY(BPF_CORE_READ(dev, nd_net.net, ns.inum),
-				     BPF_CORE_READ(dev, ifindex));
+	if (bpf_core_field_exists(dev->nd_net.net))
+		netns = BPF_CORE_READ(dev, nd_net.net, ns.inum);
+	return BPF_TOP_SPLIT_DEV_KEY(netns, BPF_CORE_READ(dev, ifindex));
 }
 
 /*
@@ -199,6 +211,8 @@ int BPF_PROG(fentry_XXX)
 	r->task = task;
 	r->inner = 0;
 	r->key = key;
+	/* the run is on once the rest is set: for the compiler too */
+	barrier();
 	r->start_ns = now;
 	return 0;
 }
@@ -247,6 +261,7 @@ int BPF_PROG(fexit_XXX)
 	 * the key or the start of this one, as it would once this is 0
 	 * (its own fexit would then not run: this program is running)
 	 */
+	barrier();
 	r->start_ns = 0;
 	return 0;
 }
