@@ -1685,7 +1685,7 @@ struct bpf_list_prog {
 static const char * const bpf_list_columns[] = {
 	"prog_id", "prog_name", "prog_type", "prog_tag", "run_time_ns", "run_cnt",
 	"recursion_misses", "verified_insns", "nr_maps", "map_memlock", "pids",
-	"link_id", "link_type", "attach_type", "target", "link_pids", NULL,
+	"link_id", "link_type", "attach_type", "target", "link_pids", "found", NULL,
 };
 
 /* The memory of map @id, read once a list: programs share maps */
@@ -1761,6 +1761,10 @@ static void bpf_list__print_prog(struct bpf_out *out, const struct bpf_list_prog
 			bpf_out__none(out, "target");
 			bpf_out__none(out, "link_pids");
 		}
+		if (link && link->found)
+			bpf_out__str(out, "found", link->found);
+		else
+			bpf_out__none(out, "found");
 	}
 }
 
@@ -1849,6 +1853,10 @@ static int cmd_bpf_list(int argc, const char **argv)
 			links[nr_links++] = link;
 		close(fd);
 	}
+	/* and what is attached without a link */
+	err = bpf_attachments__scan(&links, &nr_links, &alloc_links, &res);
+	if (err)
+		goto out;
 	/* each program's links, in the order of their ids, as a list */
 	next_link = malloc((nr_links ?: 1) * sizeof(*next_link));
 	if (!next_link) {
@@ -1914,10 +1922,17 @@ static int cmd_bpf_list(int argc, const char **argv)
 				const struct bpf_owners *lo = bpf_owners__find(owners.links,
 									       link->id);
 
-				fprintf(out.fp, "    link %u %s %s ", link->id,
-					perf_bpf__link_type_name(link->type, buf, sizeof(buf)),
-					libbpf_bpf_attach_type_str(link->attach_type) ?: "-");
+				if (link->found)
+					fprintf(out.fp, "    attach %s %s ",
+						perf_bpf__link_type_name(link->type, buf, sizeof(buf)),
+						libbpf_bpf_attach_type_str(link->attach_type) ?: "-");
+				else
+					fprintf(out.fp, "    link %u %s %s ", link->id,
+						perf_bpf__link_type_name(link->type, buf, sizeof(buf)),
+						libbpf_bpf_attach_type_str(link->attach_type) ?: "-");
 				bpf_out__text(out.fp, *link->target ? link->target : "-");
+				if (link->found)
+					fprintf(out.fp, " (no link: %s)", link->found);
 				if (lo) {
 					fprintf(out.fp, " pids ");
 					bpf_out__owners(&out, lo);

@@ -705,6 +705,246 @@ void bpf_link_desc__delete(struct bpf_link_desc *link)
 	}
 }
 
+/*
+ * Attachments without a link, found as bpftool finds them (bpftool perf,
+ * net, cgroup): a program on a perf event (a kprobe, uprobe or
+ * tracepoint attached with PERF_EVENT_IOC_SET_BPF, as bpftrace and BCC
+ * attach them) through BPF_TASK_FD_QUERY on the perf event fds of every
+ * process; an XDP program attached over netlink through bpf_xdp_query()
+ * on every interface; a cgroup program attached with BPF_PROG_ATTACH
+ * through BPF_PROG_QUERY on every cgroup.  Each is added to *@v (*@nr of
+ * *@alloc) as a bpf_link_desc of id 0, unless a link of the program in
+ * *@v already has its target (a link makes the same attachment).  Not
+ * found: tc filters attached over netlink (cls_bpf), which only a
+ * netlink dump of every qdisc's filters would show.
+ */
+static bool bpf_attachments__linked(struct bpf_link_desc **v, int nr, u32 prog_id,
+				    u32 attach_type, const char *target)
+{
+	int i;
+
+	for (i = 0; i < nr; i++) {
+		if (v[i]->prog_id == prog_id && v[i]->target && !strcmp(v[i]->target, target) &&
+		    (!attach_type || v[i]->attach_type == attach_type))
+			return true;
+	}
+	return false;
+}
+
+static int bpf_attachments__add(struct bpf_link_desc ***v, int *nr, int *alloc, u32 prog_id,
+				u32 type, u32 attach_type, char *target, const char *found)
+{
+	struct bpf_link_desc *link, **more;
+
+	if (!target)
+		return -ENOMEM;
+	if (bpf_attachments__linked(*v, *nr, prog_id, attach_type, target)) {
+		free(target);
+		return 0;
+	}
+	if (*nr == *alloc) {
+		more = realloc(*v, (*alloc ? 2 * *alloc : 64) * sizeof(**v));
+		if (!more) {
+			free(target);
+			return -ENOMEM;
+		}
+		*v = more;
+		*alloc = *alloc ? 2 * *alloc : 64;
+	}
+	link = zalloc(sizeof(*link));
+	if (!link) {
+		free(target);
+		return -ENOMEM;
+	}
+	link->prog_id = prog_id;
+	link->type = type;
+	link->attach_type = attach_type;
+	link->target = target;
+	link->found = found;
+	(*v)[(*nr)++] = link;
+	return 0;
+}
+
+/*
+ * Whether fd @name of directory @fds (a /proc/PID/fd) is a link to @what
+ * (any, if NULL), read into @buf
+ */
+static bool fd_is(DIR *fds, const char *name, const char *what, char *buf, size_t size)
+{
+	ssize_t n = readlinkat(dirfd(fds), name, buf, size - 1);
+
+	if (n < 0)
+		return false;
+	buf[n] = '\0';
+	return !what || !strcmp(buf, what);
+}
+
+/* The perf event fds of process @pid with a BPF program */
+static int bpf_attachments__perf_events(struct bpf_link_desc ***v, int *nr, int *alloc,
+					pid_t pid)
+{
+	char path[64], link[64], name[PATH_MAX], *target;
+	struct dirent *de;
+	DIR *fds;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	fds = opendir(path);
+	if (!fds)
+		return 0;
+	while (!err && (de = readdir(fds)) != NULL) {
+		__u64 offset = 0, addr = 0;
+		__u32 len = sizeof(name), prog_id = 0, fd_type = 0;
+		int ret;
+
+		if (!fd_is(fds, de->d_name, "anon_inode:[perf_event]", link, sizeof(link)))
+			continue;
+		name[0] = '\0';
+		if (bpf_task_fd_query(pid, atoi(de->d_name), 0, name, &len, &prog_id, &fd_type,
+				      &offset, &addr) || !prog_id)
+			continue;
+		switch (fd_type) {
+		case BPF_FD_TYPE_TRACEPOINT:
+		case BPF_FD_TYPE_RAW_TRACEPOINT:
+			ret = asprintf(&target, "tracepoint %s", name);
+			break;
+		case BPF_FD_TYPE_KPROBE:
+		case BPF_FD_TYPE_KRETPROBE:
+			if (*name)
+				ret = asprintf(&target, "%s %s+%#llx",
+					       fd_type == BPF_FD_TYPE_KPROBE ? "kprobe" : "kretprobe",
+					       name, offset);
+			else
+				ret = asprintf(&target, "%s %#llx",
+					       fd_type == BPF_FD_TYPE_KPROBE ? "kprobe" : "kretprobe",
+					       addr);
+			break;
+		case BPF_FD_TYPE_UPROBE:
+		case BPF_FD_TYPE_URETPROBE:
+			ret = asprintf(&target, "%s %s+%#llx",
+				       fd_type == BPF_FD_TYPE_UPROBE ? "uprobe" : "uretprobe",
+				       name, offset);
+			break;
+		default:
+			ret = asprintf(&target, "perf event kind %u", fd_type);
+			break;
+		}
+		err = bpf_attachments__add(v, nr, alloc, prog_id, BPF_LINK_TYPE_PERF_EVENT,
+					   BPF_PERF_EVENT, ret < 0 ? NULL : target,
+					   "task_fd_query");
+	}
+	closedir(fds);
+	return err;
+}
+
+/* XDP programs of every interface, in each mode */
+static int bpf_attachments__xdp(struct bpf_link_desc ***v, int *nr, int *alloc)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	char *target;
+	int err = 0;
+
+	for (i = ifs; !err && i && i->if_index; i++) {
+		LIBBPF_OPTS(bpf_xdp_query_opts, opts);
+		u32 ids[3], m;
+
+		if (bpf_xdp_query(i->if_index, 0, &opts))
+			continue;
+		ids[0] = opts.skb_prog_id;
+		ids[1] = opts.drv_prog_id;
+		ids[2] = opts.hw_prog_id;
+		for (m = 0; !err && m < ARRAY_SIZE(ids); m++) {
+			if (!ids[m])
+				continue;
+			err = bpf_attachments__add(v, nr, alloc, ids[m], BPF_LINK_TYPE_XDP, BPF_XDP,
+						   asprintf(&target, "%s ifindex %u", i->if_name,
+							    i->if_index) < 0 ? NULL : target,
+						   "netlink");
+		}
+	}
+	if (ifs)
+		if_freenameindex(ifs);
+	return err;
+}
+
+/* The cgroup attach types BPF_PROG_QUERY is asked for */
+static const enum bpf_attach_type cgroup_attach_types[] = {
+	BPF_CGROUP_INET_INGRESS, BPF_CGROUP_INET_EGRESS, BPF_CGROUP_INET_SOCK_CREATE,
+	BPF_CGROUP_INET_SOCK_RELEASE, BPF_CGROUP_SOCK_OPS, BPF_CGROUP_DEVICE,
+	BPF_CGROUP_INET4_BIND, BPF_CGROUP_INET6_BIND, BPF_CGROUP_INET4_CONNECT,
+	BPF_CGROUP_INET6_CONNECT, BPF_CGROUP_INET4_POST_BIND, BPF_CGROUP_INET6_POST_BIND,
+	BPF_CGROUP_UDP4_SENDMSG, BPF_CGROUP_UDP6_SENDMSG, BPF_CGROUP_UDP4_RECVMSG,
+	BPF_CGROUP_UDP6_RECVMSG, BPF_CGROUP_SYSCTL, BPF_CGROUP_GETSOCKOPT,
+	BPF_CGROUP_SETSOCKOPT, BPF_CGROUP_INET4_GETPEERNAME, BPF_CGROUP_INET6_GETPEERNAME,
+	BPF_CGROUP_INET4_GETSOCKNAME, BPF_CGROUP_INET6_GETSOCKNAME,
+};
+
+/* The programs attached to each cgroup itself, not inherited */
+static int bpf_attachments__cgroups(struct bpf_link_desc ***v, int *nr, int *alloc,
+				    struct bpf_resolver *res)
+{
+	const char *root = bpf_resolver__cgroot(res);
+	struct hashmap_entry *cur;
+	char path[PATH_MAX];
+	size_t bkt, t;
+	int err = 0;
+
+	if (!root)
+		return 0;
+	if (!res->cg_walked)
+		bpf_resolver__cgroup_walk(res);
+	hashmap__for_each_entry(res->cgroups, cur, bkt) {
+		const char *rel = cur->pvalue;
+		int fd;
+
+		if (!rel)
+			continue;
+		snprintf(path, sizeof(path), "%s%s", root, strcmp(rel, "/") ? rel : "");
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		for (t = 0; !err && t < ARRAY_SIZE(cgroup_attach_types); t++) {
+			u32 ids[64], count = ARRAY_SIZE(ids), k;
+
+			if (bpf_prog_query(fd, cgroup_attach_types[t], 0, NULL, ids, &count))
+				continue;
+			for (k = 0; !err && k < min_t(u32, count, ARRAY_SIZE(ids)); k++)
+					err = bpf_attachments__add(v, nr, alloc, ids[k], BPF_LINK_TYPE_CGROUP,
+							   cgroup_attach_types[t],
+							   strdup(*rel ? rel : "/"), "prog_query");
+		}
+		close(fd);
+		if (err)
+			break;
+	}
+	return err;
+}
+
+int bpf_attachments__scan(struct bpf_link_desc ***v, int *nr, int *alloc,
+			  struct bpf_resolver *res)
+{
+	struct dirent *pd;
+	DIR *proc;
+	pid_t pid;
+	int err;
+
+	proc = opendir("/proc");
+	if (!proc)
+		return -errno;
+	err = 0;
+	while (!err && (pd = readdir(proc)) != NULL) {
+		pid = strtol(pd->d_name, NULL, 10);
+		if (pid > 0)
+			err = bpf_attachments__perf_events(v, nr, alloc, pid);
+	}
+	closedir(proc);
+	if (!err)
+		err = bpf_attachments__xdp(v, nr, alloc);
+	if (!err)
+		err = bpf_attachments__cgroups(v, nr, alloc, res);
+	return err;
+}
+
 /* "f1,f2,..." for the first functions of a kprobe_multi link */
 static char *kprobe_multi_target(int fd, u32 count, struct bpf_resolver *res)
 {
@@ -1042,13 +1282,10 @@ void bpf_owner_maps__scan_pid(struct bpf_owner_maps *maps, pid_t pid)
 	while (info >= 0 && (fd = readdir(fds)) != NULL) {
 		struct hashmap *map;
 		const char *key;
-		ssize_t n;
 		u32 id;
 
-		n = readlinkat(dirfd(fds), fd->d_name, link, sizeof(link) - 1);
-		if (n < 0)
+		if (!fd_is(fds, fd->d_name, NULL, link, sizeof(link)))
 			continue;
-		link[n] = '\0';
 		if (!strcmp(link, "anon_inode:bpf-prog")) {
 			map = maps->progs;
 			key = "prog_id:";

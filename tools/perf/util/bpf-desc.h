@@ -41,6 +41,11 @@ struct bpf_link_desc {
 	u32			target_obj_id;
 	u32			target_btf_id;
 	u32			map_id;
+	/*
+	 * id 0: an attachment without a link (bpf_attachments__scan()),
+	 * and how it was found: "task_fd_query", "netlink", "prog_query"
+	 */
+	const char		*found;
 };
 
 /*
@@ -104,6 +109,9 @@ const char *bpf_resolver__cgroup(struct bpf_resolver *res, u64 id);
 
 int bpf_link_desc__fill(struct bpf_link_desc *link, int fd, struct bpf_resolver *res);
 void bpf_link_desc__delete(struct bpf_link_desc *link);
+
+int bpf_attachments__scan(struct bpf_link_desc ***v, int *nr, int *alloc,
+			  struct bpf_resolver *res);
 
 void bpf_owner_maps__scan_pid(struct bpf_owner_maps *maps, pid_t pid);
 void bpf_owner_maps__scan(struct bpf_owner_maps *maps);

@@ -478,11 +478,17 @@ void bpf_out__link_fields(struct bpf_out *out, const struct bpf_link_desc *link,
 {
 	char buf[16];
 
-	bpf_out__u64(out, "link_id", link->id);
+	/* an attachment without a link: none, and how it was found (JSON) */
+	if (link->found)
+		bpf_out__none(out, "link_id");
+	else
+		bpf_out__u64(out, "link_id", link->id);
 	bpf_out__str(out, "link_type", perf_bpf__link_type_name(link->type, buf, sizeof(buf)));
 	bpf_out__str(out, "attach_type",
 		     perf_bpf__attach_type_name(attach_type, buf, sizeof(buf)) ?: "");
 	bpf_out__str(out, "target", link->target ?: "");
+	if (link->found && out->format == BPF_FORMAT_JSON)
+		bpf_out__str(out, "found", link->found);
 	/* the numbers behind a target, when it is known */
 	if (out->format != BPF_FORMAT_JSON || !link->target)
 		return;

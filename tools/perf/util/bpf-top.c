@@ -398,6 +398,56 @@ int bpf_top__record(union perf_event *event, void *data)
  * Each program's attach points: "link_type[/attach_type] target", comma
  * separated; the attach type where the link type does not tell it.
  */
+/* "type[/attach_type] target" after what @prog's attach has */
+static void bpf_top_prog__add_attach(struct bpf_top_prog *prog, const struct bpf_link_desc *link,
+				     const char *how)
+{
+	char buf[16], abuf[16];
+	const char *at = NULL;
+
+	if (!perf_bpf_link__sole_attach_type(link->type, link->attach_type))
+		at = perf_bpf__attach_type_name(link->attach_type, abuf, sizeof(abuf));
+	strbuf_addf(&prog->attach, "%s%s%s%s%s%s%s", prog->attach.len ? ", " : "",
+		    perf_bpf__link_type_name(link->type, buf, sizeof(buf)),
+		    at ? "/" : "", at ?: "",
+		    link->target && *link->target ? " " : "", link->target ?: "", how);
+}
+
+/*
+ * The programs followed that have no link may be attached without one
+ * (bpf_attachments__scan(): perf events, XDP over netlink, the legacy
+ * cgroup attach): their attach targets then, marked "(no link)".  Only
+ * when there is such a program: it reads every process's fds.
+ */
+static void bpf_top__read_attachments(struct bpf_top *top)
+{
+	struct bpf_link_desc **v = NULL;
+	struct bpf_top_prog *prog;
+	struct hashmap_entry *cur;
+	int i, nr = 0, alloc = 0;
+	bool unlinked = false;
+	size_t bkt;
+
+	hashmap__for_each_entry(top->progs, cur, bkt) {
+		prog = cur->pvalue;
+		prog->attach_unlinked = !prog->gone && !prog->attach.len;
+		unlinked |= prog->attach_unlinked;
+	}
+	if (!unlinked)
+		return;
+	bpf_attachments__scan(&v, &nr, &alloc, &top->res);
+	for (i = 0; i < nr; i++) {
+		if (hashmap__find(top->progs, v[i]->prog_id, &prog) && prog->attach_unlinked)
+			bpf_top_prog__add_attach(prog, v[i], " (no link)");
+		bpf_link_desc__delete(v[i]);
+	}
+	free(v);
+	hashmap__for_each_entry(top->progs, cur, bkt) {
+		prog = cur->pvalue;
+		prog->attach_unlinked = false;
+	}
+}
+
 static void bpf_top__read_links(struct bpf_top *top)
 {
 	struct hashmap_entry *cur;
@@ -416,8 +466,6 @@ static void bpf_top__read_links(struct bpf_top *top)
 		struct bpf_link_desc link = {};
 		struct bpf_link_info info = {};
 		__u32 len = sizeof(info);
-		char buf[16], abuf[16];
-		const char *at;
 		int fd;
 
 		/* attached, its id not published yet: EAGAIN for a moment */
@@ -437,15 +485,10 @@ static void bpf_top__read_links(struct bpf_top *top)
 			continue;
 		}
 		close(fd);
-		at = NULL;
-		if (!perf_bpf_link__sole_attach_type(link.type, link.attach_type))
-			at = perf_bpf__attach_type_name(link.attach_type, abuf, sizeof(abuf));
-		strbuf_addf(&prog->attach, "%s%s%s%s%s%s", prog->attach.len ? ", " : "",
-			    perf_bpf__link_type_name(link.type, buf, sizeof(buf)),
-			    at ? "/" : "", at ?: "",
-			    link.target && *link.target ? " " : "", link.target ?: "");
+		bpf_top_prog__add_attach(prog, &link, "");
 		free(link.target);
 	}
+	bpf_top__read_attachments(top);
 }
 
 /*

@@ -65,6 +65,7 @@ struct bpf_top_split {
 struct bpf_top_prog {
 	struct bpf_prog_desc	desc;
 	struct strbuf		attach;		/* its links' types and targets */
+	bool			attach_unlinked; /* no link: attached without one? */
 	u64			base_time;	/* at the first read; 0 if loaded since start */
 	u64			base_cnt;
 	u64			base_misses;

@@ -84,6 +84,17 @@
  *	PORT" (the socket's) and "ready", and wait for a line (or the end)
  *	on stdin; then close all.
  *
+ *   perf test -w bpf_links nolink CGROUP
+ *	Attach three programs without a link, as older tools do: a
+ *	tracepoint program named pbt_nolink_tp to syscalls:sys_enter_getcpu
+ *	through PERF_EVENT_IOC_SET_BPF on a perf event it holds, an XDP
+ *	program named pbt_nolink_xdp to lo over netlink (generic mode), a
+ *	cgroup_skb program named pbt_nolink_cg to the egress of CGROUP with
+ *	BPF_PROG_ATTACH; print "prog tp ID pbt_nolink_tp", "prog xdp ID
+ *	pbt_nolink_xdp", "prog cgroup ID pbt_nolink_cg" and "ready", and
+ *	wait for a line (or the end, or SIGTERM) on stdin; then detach and
+ *	close all (an XDP program attached over netlink would stay on lo).
+ *
  *   perf test -w bpf_links many N
  *	Load N socket filter programs named pbt_many (raising the limit on
  *	open files to hold them), print "many N" and wait for a line (or
@@ -104,6 +115,7 @@
 #include <limits.h>
 #include <net/if.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,12 +123,14 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/compiler.h>
 #include <linux/kernel.h>
+#include <linux/if_link.h>
 #include <linux/perf_event.h>
 #include "../tests.h"
 
@@ -1044,6 +1058,68 @@ static int bpf_links_net(const char *cgroup)
 	return 0;
 }
 
+static void bpf_links_nolink_term(int sig __maybe_unused)
+{
+	/* the read of stdin ends (EINTR): detach as at its end */
+}
+
+static int bpf_links_nolink(const char *cgroup)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_TRACEPOINT,
+		.size = sizeof(attr),
+		.sample_period = 1,
+	};
+	struct sigaction act = { .sa_handler = bpf_links_nolink_term };
+	int tp_fd, xdp_fd, cg_fd, perf_fd, cgroup_fd, tp, lo = if_nametoindex("lo"), err = 0;
+	char line[16];
+
+	cgroup_fd = open(cgroup, O_RDONLY | O_DIRECTORY);
+	if (cgroup_fd < 0)
+		return bpf_links_fail(cgroup);
+	tp = bpf_links_tracepoint("syscalls", "sys_enter_getcpu");
+	if (tp < 0)
+		return bpf_links_fail("no tracepoint syscalls:sys_enter_getcpu in tracefs");
+	attr.config = tp;
+	tp_fd = bpf_links_load_btf("pbt_nolink_tp", BPF_PROG_TYPE_TRACEPOINT, 0, 0);
+	xdp_fd = bpf_links_load_btf("pbt_nolink_xdp", BPF_PROG_TYPE_XDP, 0, 2 /* XDP_PASS */);
+	cg_fd = bpf_links_load_btf("pbt_nolink_cg", BPF_PROG_TYPE_CGROUP_SKB,
+				   BPF_CGROUP_INET_EGRESS, 1);
+	if (tp_fd < 0 || xdp_fd < 0 || cg_fd < 0)
+		return 1;
+	perf_fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, 0);
+	if (perf_fd < 0)
+		return bpf_links_fail("perf_event_open syscalls:sys_enter_getcpu");
+	if (ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, tp_fd) ||
+	    ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0))
+		return bpf_links_fail("PERF_EVENT_IOC_SET_BPF");
+	if (bpf_xdp_attach(lo, xdp_fd, XDP_FLAGS_SKB_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL))
+		return bpf_links_fail("XDP over netlink on lo");
+	/* from here on, what is attached is detached whatever happens */
+	sigaction(SIGTERM, &act, NULL);
+	sigaction(SIGINT, &act, NULL);
+	if (bpf_prog_attach(cg_fd, cgroup_fd, BPF_CGROUP_INET_EGRESS, 0)) {
+		err = bpf_links_fail("BPF_PROG_ATTACH to the cgroup");
+	} else {
+		printf("prog tp %u pbt_nolink_tp\nprog xdp %u pbt_nolink_xdp\n"
+		       "prog cgroup %u pbt_nolink_cg\nready\n", bpf_links_prog_id(tp_fd),
+		       bpf_links_prog_id(xdp_fd), bpf_links_prog_id(cg_fd));
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin))
+			line[0] = '\0';
+		if (bpf_prog_detach2(cg_fd, cgroup_fd, BPF_CGROUP_INET_EGRESS))
+			err = bpf_links_fail("BPF_PROG_DETACH");
+	}
+	if (bpf_xdp_detach(lo, XDP_FLAGS_SKB_MODE, NULL))
+		err = bpf_links_fail("XDP detach over netlink from lo");
+	close(perf_fd);
+	close(cg_fd);
+	close(xdp_fd);
+	close(tp_fd);
+	close(cgroup_fd);
+	return err;
+}
+
 static int bpf_links(int argc, const char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[0], "links"))
@@ -1066,9 +1142,11 @@ static int bpf_links(int argc, const char **argv)
 		return bpf_links_loop();
 	if (argc == 2 && !strcmp(argv[0], "net"))
 		return bpf_links_net(argv[1]);
+	if (argc == 2 && !strcmp(argv[0], "nolink"))
+		return bpf_links_nolink(argv[1]);
 	fprintf(stderr, "usage: %s links CGROUP [FUNC] | short N | runs | recursion | loop\n",
 		__func__);
-	fprintf(stderr, "       %s net CGROUP\n", __func__);
+	fprintf(stderr, "       %s net CGROUP | nolink CGROUP\n", __func__);
 	fprintf(stderr, "       %s many N [CGROUP]\n", __func__);
 	fprintf(stderr, "       %s churn CGROUP|- SECS [RATE]\n", __func__);
 	return 1;

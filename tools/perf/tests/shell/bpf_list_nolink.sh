@@ -1,0 +1,121 @@
+#!/bin/bash
+# perf bpf list and top show programs attached without a link (exclusive)
+# SPDX-License-Identifier: GPL-2.0
+#
+# The bpf_links nolink workload attaches three programs as older tools
+# do, without a link: a tracepoint program through
+# PERF_EVENT_IOC_SET_BPF (bpftrace, BCC), an XDP program to lo over
+# netlink, a cgroup_skb program to this test's cgroup with
+# BPF_PROG_ATTACH.  perf bpf list (-j, -x, text) must show each with its
+# one attachment, its type, attach type and target, and how it was
+# found (task_fd_query, netlink, prog_query), and bpftool perf must
+# agree on the tracepoint; perf bpf top -j must show them in its attach
+# column, marked "(no link)".  Once the workload has detached them, nothing
+# of them is left.  Exclusive: it attaches XDP to lo.
+
+set -u
+# shellcheck source=lib/perf_bpf.sh
+. "$(dirname "$0")"/lib/perf_bpf.sh
+
+pbt_require python3 bpftool
+tmp=$(bpf_test_dir)
+pbt_require_getcpu
+pbt_cgroup
+cg=$(pbt_cgroup_path)
+root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+
+mkfifo "$tmp/nolink.ctl"
+perf test -w bpf_links nolink "$cg" <"$tmp/nolink.ctl" >"$tmp/nolink.out" 2>"$tmp/nolink.err" &
+pid=$!
+bpf_test_track $pid
+echo $pid >"$tmp/nolink.pid"
+exec 3>"$tmp/nolink.ctl"
+pbt_wait 120 pbt_links_ready nolink ||
+	bpf_test_fail "bpf_links nolink not ready within 120 s: $(cat "$tmp/nolink.err")"
+
+timeout 120 perf bpf list -j -o "$tmp/list.json" 2>"$tmp/list.err" ||
+	bpf_test_fail "perf bpf list -j: $(cat "$tmp/list.err")"
+timeout 120 perf bpf list -x';' -o "$tmp/list.csv" 2>"$tmp/list.err" ||
+	bpf_test_fail "perf bpf list -x: $(cat "$tmp/list.err")"
+timeout 120 perf bpf list -o "$tmp/list.txt" 2>"$tmp/list.err" ||
+	bpf_test_fail "perf bpf list: $(cat "$tmp/list.err")"
+bpftool -j perf >"$tmp/bpftool.json" 2>"$tmp/bpftool.err" ||
+	bpf_test_fail "bpftool perf: $(cat "$tmp/bpftool.err")"
+ids=$(awk '$1 == "prog" { print $3 }' "$tmp/nolink.out" | paste -sd,)
+timeout 120 perf bpf top -j --id "$ids" -I 300 --interval-count 1 -o "$tmp/top.json" \
+	2>"$tmp/top.err" || bpf_test_fail "perf bpf top -j: $(cat "$tmp/top.err")"
+
+python3 - "$tmp" "$pid" "${cg#"$root"}" <<'EOF' ||
+import json, sys
+
+tmp, pid, cg = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+errors = []
+def fail(msg):
+    errors.append(msg)
+
+ids = {l.split()[1]: int(l.split()[2]) for l in open(f"{tmp}/nolink.out")
+       if l.startswith("prog ")}
+want = {
+    "tp": ("perf_event", "perf_event", "tracepoint sys_enter_getcpu", "task_fd_query"),
+    "xdp": ("xdp", "xdp", "lo ifindex 1", "netlink"),
+    "cgroup": ("cgroup", "cgroup_inet_egress", cg, "prog_query"),
+}
+progs = {p["prog_id"]: p for p in map(json.loads, open(f"{tmp}/list.json"))}
+for kind, (ltype, atype, target, found) in want.items():
+    p = progs.get(ids[kind])
+    if not p:
+        fail(f"program {ids[kind]} ({kind}) not in perf bpf list")
+        continue
+    got = [(l.get("link_type"), l.get("attach_type"), l.get("target"), l.get("found"),
+            "link_id" in l) for l in p.get("links", [])]
+    if got != [(ltype, atype, target, found, False)]:
+        fail(f"program {ids[kind]} ({kind}): attachments {got},"
+             f" want [{(ltype, atype, target, found, False)}]")
+
+csv = [l.split(";") for l in open(f"{tmp}/list.csv").read().splitlines()]
+head = csv[0]
+rows = [dict(zip(head, l)) for l in csv[1:]]
+for kind, (ltype, atype, target, found) in want.items():
+    r = [r for r in rows if r["prog_id"] == str(ids[kind])]
+    if [(x["link_id"], x["link_type"], x["target"], x["found"]) for x in r] != \
+       [("", ltype, target, found)]:
+        fail(f"-x: program {ids[kind]} ({kind}): {r}")
+
+text = open(f"{tmp}/list.txt").read()
+for kind, (ltype, atype, target, found) in want.items():
+    line = f"    attach {ltype} {atype} {target} (no link: {found})"
+    if line not in text.splitlines():
+        fail(f"text: no line {line!r}")
+
+# perf bpf top: the same, in its attach column
+tops = {r["prog_id"]: r for r in map(json.loads, open(f"{tmp}/top.json"))}
+for kind, (ltype, atype, target, found) in want.items():
+    at = ltype if atype in ("perf_event", "xdp") else f"{ltype}/{atype}"
+    a = f"{at} {target} (no link)"
+    if tops.get(ids[kind], {}).get("attach") != a:
+        fail(f"perf bpf top: program {ids[kind]} ({kind}) attach"
+             f" {tops.get(ids[kind], {}).get('attach')!r}, want {a!r}")
+
+tps = [e for e in json.load(open(f"{tmp}/bpftool.json"))
+       if e.get("pid") == pid and e.get("prog_id") == ids["tp"]]
+if not tps or tps[0].get("tracepoint") != "sys_enter_getcpu":
+    fail(f"bpftool perf does not show the tracepoint of program {ids['tp']}: {tps}")
+for e in errors:
+    print("FAIL:", e)
+if not errors:
+    print("perf bpf list:")
+    print("\n".join(l for l in text.splitlines() if "(no link:" in l))
+sys.exit(1 if errors else 0)
+EOF
+	bpf_test_fail "perf bpf list and the attachments without a link disagree: see above"
+
+pbt_links_tell nolink quit
+exec 3>&-
+pbt_wait_gone "$pid" 60 || bpf_test_fail "bpf_links nolink still running 60 s after quit"
+pbt_reap "$pid" || bpf_test_fail "bpf_links nolink: exit $?: $(cat "$tmp/nolink.err")"
+timeout 120 perf bpf list -j -o "$tmp/after.json" 2>"$tmp/list.err" ||
+	bpf_test_fail "perf bpf list -j: $(cat "$tmp/list.err")"
+if grep -q '"found":' "$tmp/after.json" && grep '"found":' "$tmp/after.json" | grep -q pbt_nolink; then
+	bpf_test_fail "attachments of the workload left: $(grep pbt_nolink "$tmp/after.json")"
+fi
+pbt_end
