@@ -1854,9 +1854,13 @@ static int cmd_bpf_list(int argc, const char **argv)
 		close(fd);
 	}
 	/* and what is attached without a link */
-	err = bpf_attachments__scan(&links, &nr_links, &alloc_links, &res);
-	if (err)
+	err = bpf_attachments__scan(&links, &nr_links, &alloc_links, BPF_ATTACH_ALL, &res);
+	if (err == -ENOMEM)
 		goto out;
+	if (err)
+		pr_warning("perf bpf list: cannot look for attachments without a link: %s\n",
+			   strerror(-err));
+	err = 0;
 	/* each program's links, in the order of their ids, as a list */
 	next_link = malloc((nr_links ?: 1) * sizeof(*next_link));
 	if (!next_link) {
@@ -1921,15 +1925,15 @@ static int cmd_bpf_list(int argc, const char **argv)
 				struct bpf_link_desc *link = links[i];
 				const struct bpf_owners *lo = bpf_owners__find(owners.links,
 									       link->id);
+				const char *at = libbpf_bpf_attach_type_str(link->attach_type);
 
 				if (link->found)
-					fprintf(out.fp, "    attach %s %s ",
-						perf_bpf__link_type_name(link->type, buf, sizeof(buf)),
-						libbpf_bpf_attach_type_str(link->attach_type) ?: "-");
+					fprintf(out.fp, "    attach ");
 				else
-					fprintf(out.fp, "    link %u %s %s ", link->id,
-						perf_bpf__link_type_name(link->type, buf, sizeof(buf)),
-						libbpf_bpf_attach_type_str(link->attach_type) ?: "-");
+					fprintf(out.fp, "    link %u ", link->id);
+				fprintf(out.fp, "%s %s ",
+					perf_bpf__link_type_name(link->type, buf, sizeof(buf)),
+					at ?: "-");
 				bpf_out__text(out.fp, *link->target ? link->target : "-");
 				if (link->found)
 					fprintf(out.fp, " (no link: %s)", link->found);
@@ -2368,7 +2372,7 @@ static int cmd_bpf_top(int argc, const char **argv)
 	OPT_BOOLEAN(0, "hist", &top.hist,
 		    "time each run of the programs: percentiles, longest run, histogram"),
 	OPT_BOOLEAN(0, "split", &top.split,
-		    "split the runs of each program by the cgroup or network device that drove them"),
+		    "split the runs of each program by the cgroup or device that drove them"),
 	OPT_STRING(0, "name", &top.name_glob, "glob", "only the programs whose name matches"),
 	OPT_STRING(0, "prog-type", &top.types_str, "type[,type...]",
 		   "only programs of these types (libbpf's names: tracepoint, kprobe, ...)"),

@@ -713,40 +713,43 @@ void bpf_link_desc__delete(struct bpf_link_desc *link)
  * process; an XDP program attached over netlink through bpf_xdp_query()
  * on every interface; a cgroup program attached with BPF_PROG_ATTACH
  * through BPF_PROG_QUERY on every cgroup.  Each is added to *@v (*@nr of
- * *@alloc) as a bpf_link_desc of id 0, unless a link of the program in
- * *@v already has its target (a link makes the same attachment).  Not
- * found: tc filters attached over netlink (cls_bpf), which only a
- * netlink dump of every qdisc's filters would show.
+ * *@alloc) as a bpf_link_desc of id 0, unless a link in *@v makes it:
+ * the kernel shows a link's program on its device, perf event or cgroup
+ * too.  A perf event's attachment and a perf_event link of the same
+ * program to the same event cannot be told apart: shown as the link.
+ * Not found: tc filters attached over netlink (cls_bpf), which only a
+ * netlink dump of every qdisc's filters would show, and lsm_cgroup
+ * programs.
  */
-static bool bpf_attachments__linked(struct bpf_link_desc **v, int nr, u32 prog_id,
-				    u32 attach_type, const char *target)
+
+/* The links in @v of program @prog_id, attach type @attach_type, to @target */
+static int bpf_attachments__links(struct bpf_link_desc **v, int nr, u32 prog_id,
+				  u32 attach_type, const char *target)
 {
-	int i;
+	int i, n = 0;
 
 	for (i = 0; i < nr; i++) {
-		if (v[i]->prog_id == prog_id && v[i]->target && !strcmp(v[i]->target, target) &&
-		    (!attach_type || v[i]->attach_type == attach_type))
-			return true;
+		if (!v[i]->found && v[i]->prog_id == prog_id && v[i]->target &&
+		    v[i]->attach_type == attach_type && !strcmp(v[i]->target, target))
+			n++;
 	}
-	return false;
+	return n;
 }
 
-static int bpf_attachments__add(struct bpf_link_desc ***v, int *nr, int *alloc, u32 prog_id,
-				u32 type, u32 attach_type, char *target, const char *found)
+static struct bpf_link_desc *bpf_attachments__add(struct bpf_link_desc ***v, int *nr,
+						  int *alloc, u32 prog_id, u32 type,
+						  u32 attach_type, char *target,
+						  const char *found)
 {
 	struct bpf_link_desc *link, **more;
 
 	if (!target)
-		return -ENOMEM;
-	if (bpf_attachments__linked(*v, *nr, prog_id, attach_type, target)) {
-		free(target);
-		return 0;
-	}
+		return NULL;
 	if (*nr == *alloc) {
 		more = realloc(*v, (*alloc ? 2 * *alloc : 64) * sizeof(**v));
 		if (!more) {
 			free(target);
-			return -ENOMEM;
+			return NULL;
 		}
 		*v = more;
 		*alloc = *alloc ? 2 * *alloc : 64;
@@ -754,7 +757,7 @@ static int bpf_attachments__add(struct bpf_link_desc ***v, int *nr, int *alloc, 
 	link = zalloc(sizeof(*link));
 	if (!link) {
 		free(target);
-		return -ENOMEM;
+		return NULL;
 	}
 	link->prog_id = prog_id;
 	link->type = type;
@@ -762,7 +765,20 @@ static int bpf_attachments__add(struct bpf_link_desc ***v, int *nr, int *alloc, 
 	link->target = target;
 	link->found = found;
 	(*v)[(*nr)++] = link;
-	return 0;
+	return link;
+}
+
+/* "kind name+offset", or "kind address" without a name, as perf_event links show them */
+static char *probe_target(const char *kind, const char *name, u64 offset, u64 addr)
+{
+	char *target;
+	int ret;
+
+	if (*name)
+		ret = asprintf(&target, "%s %s+%#" PRIx64, kind, name, offset);
+	else
+		ret = asprintf(&target, "%s %#" PRIx64, kind, addr);
+	return ret < 0 ? NULL : target;
 }
 
 /*
@@ -795,7 +811,6 @@ static int bpf_attachments__perf_events(struct bpf_link_desc ***v, int *nr, int 
 	while (!err && (de = readdir(fds)) != NULL) {
 		__u64 offset = 0, addr = 0;
 		__u32 len = sizeof(name), prog_id = 0, fd_type = 0;
-		int ret;
 
 		if (!fd_is(fds, de->d_name, "anon_inode:[perf_event]", link, sizeof(link)))
 			continue;
@@ -806,32 +821,34 @@ static int bpf_attachments__perf_events(struct bpf_link_desc ***v, int *nr, int 
 		switch (fd_type) {
 		case BPF_FD_TYPE_TRACEPOINT:
 		case BPF_FD_TYPE_RAW_TRACEPOINT:
-			ret = asprintf(&target, "tracepoint %s", name);
+			if (asprintf(&target, "tracepoint %s", name) < 0)
+				target = NULL;
 			break;
 		case BPF_FD_TYPE_KPROBE:
+			target = probe_target("kprobe", name, offset, addr);
+			break;
 		case BPF_FD_TYPE_KRETPROBE:
-			if (*name)
-				ret = asprintf(&target, "%s %s+%#llx",
-					       fd_type == BPF_FD_TYPE_KPROBE ? "kprobe" : "kretprobe",
-					       name, offset);
-			else
-				ret = asprintf(&target, "%s %#llx",
-					       fd_type == BPF_FD_TYPE_KPROBE ? "kprobe" : "kretprobe",
-					       addr);
+			target = probe_target("kretprobe", name, offset, addr);
 			break;
 		case BPF_FD_TYPE_UPROBE:
+			target = probe_target("uprobe", name, offset, 0);
+			break;
 		case BPF_FD_TYPE_URETPROBE:
-			ret = asprintf(&target, "%s %s+%#llx",
-				       fd_type == BPF_FD_TYPE_UPROBE ? "uprobe" : "uretprobe",
-				       name, offset);
+			target = probe_target("uretprobe", name, offset, 0);
 			break;
 		default:
-			ret = asprintf(&target, "perf event kind %u", fd_type);
+			if (asprintf(&target, "perf event kind %u", fd_type) < 0)
+				target = NULL;
 			break;
 		}
-		err = bpf_attachments__add(v, nr, alloc, prog_id, BPF_LINK_TYPE_PERF_EVENT,
-					   BPF_PERF_EVENT, ret < 0 ? NULL : target,
-					   "task_fd_query");
+		if (!target) {
+			err = -ENOMEM;
+		} else if (bpf_attachments__links(*v, *nr, prog_id, BPF_PERF_EVENT, target)) {
+			free(target);
+		} else if (!bpf_attachments__add(v, nr, alloc, prog_id, BPF_LINK_TYPE_PERF_EVENT,
+						 BPF_PERF_EVENT, target, "task_fd_query")) {
+			err = -ENOMEM;
+		}
 	}
 	closedir(fds);
 	return err;
@@ -841,11 +858,15 @@ static int bpf_attachments__perf_events(struct bpf_link_desc ***v, int *nr, int 
 static int bpf_attachments__xdp(struct bpf_link_desc ***v, int *nr, int *alloc)
 {
 	struct if_nameindex *ifs = if_nameindex(), *i;
+	struct bpf_link_desc *link;
 	char *target;
 	int err = 0;
 
 	for (i = ifs; !err && i && i->if_index; i++) {
-		LIBBPF_OPTS(bpf_xdp_query_opts, opts);
+		/* up to the attach mode: not the features, a generic netlink look-up */
+		struct bpf_xdp_query_opts opts = {
+			.sz = offsetof(struct bpf_xdp_query_opts, feature_flags),
+		};
 		u32 ids[3], m;
 
 		if (bpf_xdp_query(i->if_index, 0, &opts))
@@ -856,10 +877,20 @@ static int bpf_attachments__xdp(struct bpf_link_desc ***v, int *nr, int *alloc)
 		for (m = 0; !err && m < ARRAY_SIZE(ids); m++) {
 			if (!ids[m])
 				continue;
-			err = bpf_attachments__add(v, nr, alloc, ids[m], BPF_LINK_TYPE_XDP, BPF_XDP,
-						   asprintf(&target, "%s ifindex %u", i->if_name,
-							    i->if_index) < 0 ? NULL : target,
-						   "netlink");
+			if (asprintf(&target, "%s ifindex %u", i->if_name, i->if_index) < 0) {
+				err = -ENOMEM;
+				break;
+			}
+			if (bpf_attachments__links(*v, *nr, ids[m], BPF_XDP, target)) {
+				free(target);
+				continue;
+			}
+			link = bpf_attachments__add(v, nr, alloc, ids[m], BPF_LINK_TYPE_XDP,
+						    BPF_XDP, target, "netlink");
+			if (!link)
+				err = -ENOMEM;
+			else
+				link->ifindex = i->if_index;
 		}
 	}
 	if (ifs)
@@ -877,7 +908,44 @@ static const enum bpf_attach_type cgroup_attach_types[] = {
 	BPF_CGROUP_UDP6_RECVMSG, BPF_CGROUP_SYSCTL, BPF_CGROUP_GETSOCKOPT,
 	BPF_CGROUP_SETSOCKOPT, BPF_CGROUP_INET4_GETPEERNAME, BPF_CGROUP_INET6_GETPEERNAME,
 	BPF_CGROUP_INET4_GETSOCKNAME, BPF_CGROUP_INET6_GETSOCKNAME,
+	BPF_CGROUP_UNIX_CONNECT, BPF_CGROUP_UNIX_SENDMSG, BPF_CGROUP_UNIX_RECVMSG,
+	BPF_CGROUP_UNIX_GETPEERNAME, BPF_CGROUP_UNIX_GETSOCKNAME,
 };
+
+/*
+ * The programs of cgroup @fd (@rel, @id) of attach type @type: those the
+ * query gives beyond the links, as a program may be attached both ways
+ * (once through BPF_PROG_ATTACH with BPF_F_ALLOW_MULTI, once more per link)
+ */
+static int bpf_attachments__cgroup(struct bpf_link_desc ***v, int *nr, int *alloc, int fd,
+				   const char *rel, u64 id, enum bpf_attach_type type)
+{
+	u32 ids[64], count = ARRAY_SIZE(ids), k, j;
+	struct bpf_link_desc *link;
+	int n;
+
+	if (bpf_prog_query(fd, type, 0, NULL, ids, &count))
+		return 0;
+	count = min_t(u32, count, ARRAY_SIZE(ids));
+	for (k = 0; k < count; k++) {
+		/* each program once, as many times as the query gives it */
+		for (j = 0; j < k && ids[j] != ids[k]; j++)
+			;
+		if (j < k)
+			continue;
+		for (j = k, n = 0; j < count; j++)
+			n += ids[j] == ids[k];
+		n -= bpf_attachments__links(*v, *nr, ids[k], type, rel);
+		while (n-- > 0) {
+			link = bpf_attachments__add(v, nr, alloc, ids[k], BPF_LINK_TYPE_CGROUP,
+						    type, strdup(rel), "prog_query");
+			if (!link)
+				return -ENOMEM;
+			link->cgroup_id = id;
+		}
+	}
+	return 0;
+}
 
 /* The programs attached to each cgroup itself, not inherited */
 static int bpf_attachments__cgroups(struct bpf_link_desc ***v, int *nr, int *alloc,
@@ -891,7 +959,8 @@ static int bpf_attachments__cgroups(struct bpf_link_desc ***v, int *nr, int *all
 
 	if (!root)
 		return 0;
-	if (!res->cg_walked)
+	/* the cgroups made since the last walk too: once a batch */
+	if (res->cg_walked != res->batch)
 		bpf_resolver__cgroup_walk(res);
 	hashmap__for_each_entry(res->cgroups, cur, bkt) {
 		const char *rel = cur->pvalue;
@@ -899,20 +968,13 @@ static int bpf_attachments__cgroups(struct bpf_link_desc ***v, int *nr, int *all
 
 		if (!rel)
 			continue;
-		snprintf(path, sizeof(path), "%s%s", root, strcmp(rel, "/") ? rel : "");
+		snprintf(path, sizeof(path), "%s%s", root, rel);
 		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		for (t = 0; !err && t < ARRAY_SIZE(cgroup_attach_types); t++) {
-			u32 ids[64], count = ARRAY_SIZE(ids), k;
-
-			if (bpf_prog_query(fd, cgroup_attach_types[t], 0, NULL, ids, &count))
-				continue;
-			for (k = 0; !err && k < min_t(u32, count, ARRAY_SIZE(ids)); k++)
-					err = bpf_attachments__add(v, nr, alloc, ids[k], BPF_LINK_TYPE_CGROUP,
-							   cgroup_attach_types[t],
-							   strdup(*rel ? rel : "/"), "prog_query");
-		}
+		for (t = 0; !err && t < ARRAY_SIZE(cgroup_attach_types); t++)
+			err = bpf_attachments__cgroup(v, nr, alloc, fd, *rel ? rel : "/", cur->key,
+						      cgroup_attach_types[t]);
 		close(fd);
 		if (err)
 			break;
@@ -920,29 +982,53 @@ static int bpf_attachments__cgroups(struct bpf_link_desc ***v, int *nr, int *all
 	return err;
 }
 
-int bpf_attachments__scan(struct bpf_link_desc ***v, int *nr, int *alloc,
+int bpf_attachments__scan(struct bpf_link_desc ***v, int *nr, int *alloc, unsigned int kinds,
 			  struct bpf_resolver *res)
 {
 	struct dirent *pd;
 	DIR *proc;
 	pid_t pid;
-	int err;
+	int err = 0;
 
-	proc = opendir("/proc");
-	if (!proc)
-		return -errno;
-	err = 0;
-	while (!err && (pd = readdir(proc)) != NULL) {
-		pid = strtol(pd->d_name, NULL, 10);
-		if (pid > 0)
-			err = bpf_attachments__perf_events(v, nr, alloc, pid);
+	if (kinds & BPF_ATTACH_PERF_EVENT) {
+		proc = opendir("/proc");
+		if (!proc)
+			return -errno;
+		while (!err && (pd = readdir(proc)) != NULL) {
+			pid = strtol(pd->d_name, NULL, 10);
+			if (pid > 0)
+				err = bpf_attachments__perf_events(v, nr, alloc, pid);
+		}
+		closedir(proc);
 	}
-	closedir(proc);
-	if (!err)
+	if (!err && (kinds & BPF_ATTACH_XDP))
 		err = bpf_attachments__xdp(v, nr, alloc);
-	if (!err)
+	if (!err && (kinds & BPF_ATTACH_CGROUP))
 		err = bpf_attachments__cgroups(v, nr, alloc, res);
 	return err;
+}
+
+/* What bpf_attachments__scan() looks for, for programs of type @prog_type */
+unsigned int bpf_attachments__kinds(u32 prog_type)
+{
+	switch (prog_type) {
+	case BPF_PROG_TYPE_KPROBE:
+	case BPF_PROG_TYPE_TRACEPOINT:
+	case BPF_PROG_TYPE_RAW_TRACEPOINT:
+		return BPF_ATTACH_PERF_EVENT;
+	case BPF_PROG_TYPE_XDP:
+		return BPF_ATTACH_XDP;
+	case BPF_PROG_TYPE_CGROUP_SKB:
+	case BPF_PROG_TYPE_CGROUP_SOCK:
+	case BPF_PROG_TYPE_CGROUP_SOCK_ADDR:
+	case BPF_PROG_TYPE_CGROUP_SOCKOPT:
+	case BPF_PROG_TYPE_CGROUP_SYSCTL:
+	case BPF_PROG_TYPE_CGROUP_DEVICE:
+	case BPF_PROG_TYPE_SOCK_OPS:
+		return BPF_ATTACH_CGROUP;
+	default:
+		return 0;
+	}
 }
 
 /* "f1,f2,..." for the first functions of a kprobe_multi link */

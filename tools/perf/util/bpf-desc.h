@@ -110,8 +110,15 @@ const char *bpf_resolver__cgroup(struct bpf_resolver *res, u64 id);
 int bpf_link_desc__fill(struct bpf_link_desc *link, int fd, struct bpf_resolver *res);
 void bpf_link_desc__delete(struct bpf_link_desc *link);
 
-int bpf_attachments__scan(struct bpf_link_desc ***v, int *nr, int *alloc,
+/* What bpf_attachments__scan() looks for: attachments to these */
+#define BPF_ATTACH_PERF_EVENT	(1U << 0)
+#define BPF_ATTACH_XDP		(1U << 1)
+#define BPF_ATTACH_CGROUP	(1U << 2)
+#define BPF_ATTACH_ALL		(BPF_ATTACH_PERF_EVENT | BPF_ATTACH_XDP | BPF_ATTACH_CGROUP)
+
+int bpf_attachments__scan(struct bpf_link_desc ***v, int *nr, int *alloc, unsigned int kinds,
 			  struct bpf_resolver *res);
+unsigned int bpf_attachments__kinds(u32 prog_type);
 
 void bpf_owner_maps__scan_pid(struct bpf_owner_maps *maps, pid_t pid);
 void bpf_owner_maps__scan(struct bpf_owner_maps *maps);

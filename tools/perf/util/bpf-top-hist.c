@@ -12,9 +12,9 @@
  * --split: the fentry program also counts each run, and the fexit one its
  * time, under a key for what drove it (enum bpf_top_split_by), in a
  * per-CPU hash map of BPF_TOP_SPLIT_KEYS keys; runs of more keys count
- * as others.  A device's key holds its network namespace too.  The key is read on entry, for every run, so that the
- * splits add up to the kernel's run count; only the runs timed have a
- * time.
+ * as others.  A device's key holds its network namespace too.  The key
+ * is read on entry, for every run, so that the splits add up to the
+ * kernel's run count; only the runs timed have a time.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -425,17 +425,21 @@ static void bpf_top__read_attachments(struct bpf_top *top)
 	struct bpf_top_prog *prog;
 	struct hashmap_entry *cur;
 	int i, nr = 0, alloc = 0;
-	bool unlinked = false;
+	unsigned int kinds = 0;
 	size_t bkt;
 
+	/* only what the programs shown without a link can be attached to */
 	hashmap__for_each_entry(top->progs, cur, bkt) {
 		prog = cur->pvalue;
-		prog->attach_unlinked = !prog->gone && !prog->attach.len;
-		unlinked |= prog->attach_unlinked;
+		prog->attach_unlinked = !prog->gone && prog->shown && !prog->attach.len &&
+					prog->desc.type_known &&
+					bpf_attachments__kinds(prog->desc.type);
+		if (prog->attach_unlinked)
+			kinds |= bpf_attachments__kinds(prog->desc.type);
 	}
-	if (!unlinked)
+	if (!kinds)
 		return;
-	bpf_attachments__scan(&v, &nr, &alloc, &top->res);
+	bpf_attachments__scan(&v, &nr, &alloc, kinds, &top->res);
 	for (i = 0; i < nr; i++) {
 		if (hashmap__find(top->progs, v[i]->prog_id, &prog) && prog->attach_unlinked)
 			bpf_top_prog__add_attach(prog, v[i], " (no link)");
@@ -681,11 +685,12 @@ static bool bpf_top__profilable(struct bpf_top *top, struct bpf_top_prog *prog)
 }
 
 /*
- * -e and --hist: count and time the programs shown that a link or a
- * process holds.  The profiler holds the program it is attached to: let go of one nothing
- * else holds, for the kernel to free it and for its unload to be seen.
- * A program attached without a link (netlink, tc, legacy cgroup) and
- * held by no process is not counted.
+ * -e, --hist and --split: count and time the programs shown that a link,
+ * an attachment without a link (bpf_top__read_attachments()) or a
+ * process holds.  The profiler holds the program it is attached to: let
+ * go of one nothing else holds, for the kernel to free it and for its
+ * unload to be seen.  A program attached by tc over netlink, which is
+ * not found, and held by no process is not counted.
  */
 static void bpf_top__update_counts(struct bpf_top *top)
 {
@@ -845,7 +850,7 @@ static char *bpf_top__split_name(struct bpf_top *top, u32 split_by, u64 key)
 	case BPF_TOP_SPLIT_SOCK_CGROUP:
 		if (!key)
 			return strdup("(no socket)");
-		/* fall through */
+		fallthrough;
 	case BPF_TOP_SPLIT_CGROUP:
 		path = bpf_resolver__cgroup(&top->res, key);
 		return path ? strdup(path) : NULL;

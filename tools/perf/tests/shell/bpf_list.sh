@@ -121,10 +121,12 @@ for pid, p in ours.items():
             fail(f"prog {pid}: {key} {p[key]}, bpftool {bt.get(key, 0)} before, "
                  f"{bt2.get(key, 0)} after")
     wl = {l for l, bl in both["link"].items() if bl["prog_id"] == pid}
-    got = {l["link_id"] for l in p["links"]}
+    # links, not the attachments without one (systemd's legacy cgroup ones)
+    links = [l for l in p["links"] if "found" not in l]
+    got = {l["link_id"] for l in links}
     if wl - got or got - seen["link"]:
         fail(f"prog {pid}: links {sorted(got)}, bpftool {sorted(wl)}")
-    for l in p["links"]:
+    for l in links:
         lid = l["link_id"]
         bl, bl2 = before["link"].get(lid), after["link"].get(lid)
         if not bl or not bl2:

@@ -55,7 +55,8 @@ start() {
 # tell FD LINE: write LINE to a workload's fifo, from a subshell: a
 # workload gone makes the test fail, not die of SIGPIPE
 tell() {
-	(echo "$2" >&"$1") 2>/dev/null || bpf_test_fail "a bpf_links workload is gone: '$2' to fd $1"
+	(echo "$2" >&"$1") 2>/dev/null ||
+		bpf_test_fail "a bpf_links workload is gone: '$2' to fd $1"
 }
 
 ready() {
@@ -73,7 +74,8 @@ start sf "$cg/a" many 1
 exec 6>"$tmp/sf.ctl"
 for w in a:ready b:ready sf:"many 1"; do
 	pbt_wait 120 ready "${w%%:*}" "${w#*:}" ||
-		bpf_test_fail "bpf_links ${w%%:*} not ready within 120 s: $(cat "$tmp/${w%%:*}.err")"
+		bpf_test_fail "bpf_links ${w%%:*} not ready within 120 s:" \
+			"$(cat "$tmp/${w%%:*}.err")"
 done
 id=$(awk '$1 == "prog" && $2 == "runs" { print $3 }' "$tmp/a.out")
 [ -n "$id" ] || bpf_test_fail "no program id from bpf_links runs: $(cat "$tmp/a.out")"
@@ -211,7 +213,8 @@ window = [json.loads(l) for l in lines[first:last]]
 splits = [r for r in window if r["prog_id"] == pid and r["row"] == "split"]
 own = sum(r["run_cnt"] for r in window if r["prog_id"] == pid and r["row"] == "prog")
 if sum(r["run_cnt"] for r in splits) != own:
-    fail(f"the split rows add up to {sum(r['run_cnt'] for r in splits)} runs, the program ran {own}")
+    fail(f"the split rows add up to {sum(r['run_cnt'] for r in splits)} runs,"
+         f" the program ran {own}")
 total = {}
 for r in splits:
     total[r["split_name"]] = total.get(r["split_name"], 0) + r["run_cnt"]

@@ -90,8 +90,9 @@
  *	through PERF_EVENT_IOC_SET_BPF on a perf event it holds, an XDP
  *	program named pbt_nolink_xdp to lo over netlink (generic mode), a
  *	cgroup_skb program named pbt_nolink_cg to the egress of CGROUP with
- *	BPF_PROG_ATTACH; print "prog tp ID pbt_nolink_tp", "prog xdp ID
- *	pbt_nolink_xdp", "prog cgroup ID pbt_nolink_cg" and "ready", and
+ *	BPF_PROG_ATTACH (BPF_F_ALLOW_MULTI) and through a link as well;
+ *	print "prog tp ID pbt_nolink_tp", "prog xdp ID pbt_nolink_xdp",
+ *	"prog cgroup ID pbt_nolink_cg", "link cgroup ID" and "ready", and
  *	wait for a line (or the end, or SIGTERM) on stdin; then detach and
  *	close all (an XDP program attached over netlink would stay on lo).
  *
@@ -1058,9 +1059,12 @@ static int bpf_links_net(const char *cgroup)
 	return 0;
 }
 
+static volatile sig_atomic_t bpf_links_nolink_ended;
+
 static void bpf_links_nolink_term(int sig __maybe_unused)
 {
-	/* the read of stdin ends (EINTR): detach as at its end */
+	/* the read of stdin ends too (EINTR): detach as at its end */
+	bpf_links_nolink_ended = 1;
 }
 
 static int bpf_links_nolink(const char *cgroup)
@@ -1071,9 +1075,13 @@ static int bpf_links_nolink(const char *cgroup)
 		.sample_period = 1,
 	};
 	struct sigaction act = { .sa_handler = bpf_links_nolink_term };
-	int tp_fd, xdp_fd, cg_fd, perf_fd, cgroup_fd, tp, lo = if_nametoindex("lo"), err = 0;
+	int tp_fd, xdp_fd, cg_fd, perf_fd, cgroup_fd, cg_link, tp, err = 0;
+	int lo = if_nametoindex("lo");
 	char line[16];
 
+	/* from the start: what is attached is detached whatever happens */
+	sigaction(SIGTERM, &act, NULL);
+	sigaction(SIGINT, &act, NULL);
 	cgroup_fd = open(cgroup, O_RDONLY | O_DIRECTORY);
 	if (cgroup_fd < 0)
 		return bpf_links_fail(cgroup);
@@ -1095,23 +1103,35 @@ static int bpf_links_nolink(const char *cgroup)
 		return bpf_links_fail("PERF_EVENT_IOC_SET_BPF");
 	if (bpf_xdp_attach(lo, xdp_fd, XDP_FLAGS_SKB_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL))
 		return bpf_links_fail("XDP over netlink on lo");
-	/* from here on, what is attached is detached whatever happens */
-	sigaction(SIGTERM, &act, NULL);
-	sigaction(SIGINT, &act, NULL);
-	if (bpf_prog_attach(cg_fd, cgroup_fd, BPF_CGROUP_INET_EGRESS, 0)) {
+	/* the cgroup program twice: without a link, and through one */
+	cg_link = -1;
+	if (bpf_prog_attach(cg_fd, cgroup_fd, BPF_CGROUP_INET_EGRESS, BPF_F_ALLOW_MULTI)) {
 		err = bpf_links_fail("BPF_PROG_ATTACH to the cgroup");
 	} else {
+		cg_link = bpf_link_create(cg_fd, cgroup_fd, BPF_CGROUP_INET_EGRESS, NULL);
+		if (cg_link < 0)
+			err = bpf_links_fail("cgroup link");
+	}
+	if (!err && !bpf_links_nolink_ended) {
 		printf("prog tp %u pbt_nolink_tp\nprog xdp %u pbt_nolink_xdp\n"
-		       "prog cgroup %u pbt_nolink_cg\nready\n", bpf_links_prog_id(tp_fd),
-		       bpf_links_prog_id(xdp_fd), bpf_links_prog_id(cg_fd));
+		       "prog cgroup %u pbt_nolink_cg\nlink cgroup %u\nready\n",
+		       bpf_links_prog_id(tp_fd), bpf_links_prog_id(xdp_fd),
+		       bpf_links_prog_id(cg_fd), bpf_links_link_id(cg_link));
 		fflush(stdout);
 		if (!fgets(line, sizeof(line), stdin))
 			line[0] = '\0';
-		if (bpf_prog_detach2(cg_fd, cgroup_fd, BPF_CGROUP_INET_EGRESS))
-			err = bpf_links_fail("BPF_PROG_DETACH");
 	}
-	if (bpf_xdp_detach(lo, XDP_FLAGS_SKB_MODE, NULL))
-		err = bpf_links_fail("XDP detach over netlink from lo");
+	if (cg_link >= 0)
+		close(cg_link);
+	if (bpf_prog_detach2(cg_fd, cgroup_fd, BPF_CGROUP_INET_EGRESS) && !err)
+		err = bpf_links_fail("BPF_PROG_DETACH");
+	{
+		/* ours only, whatever may have replaced it */
+		LIBBPF_OPTS(bpf_xdp_attach_opts, opts, .old_prog_fd = xdp_fd);
+
+		if (bpf_xdp_detach(lo, XDP_FLAGS_SKB_MODE | XDP_FLAGS_REPLACE, &opts))
+			err = bpf_links_fail("XDP detach over netlink from lo");
+	}
 	close(perf_fd);
 	close(cg_fd);
 	close(xdp_fd);

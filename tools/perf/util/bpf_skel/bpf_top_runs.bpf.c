@@ -14,7 +14,6 @@
 
 #define E2BIG	7
 
-#define barrier()	asm volatile("" ::: "memory")
 
 /* A run this long is one whose exit was missed */
 #define BPF_TOP_RUNS_STALE_NS	(10ULL * 1000 * 1000 * 1000)

@@ -29,6 +29,8 @@ pbt_cleanup() {
 		wait "$p" 2>/dev/null
 	done
 	bpf_test_pids=
+	# what a test must undo that its processes may not have
+	[ -z "${pbt_on_cleanup:-}" ] || eval "$pbt_on_cleanup"
 	bpf_test_stats_restore
 	# the test's cgroup, and any it made in it
 	[ -z "$pbt_cgroup_dir" ] || [ ! -d "$pbt_cgroup_dir" ] ||
@@ -108,7 +110,8 @@ pbt_link_records() {
 pbt_require_getcpu() {
 	[ -e /sys/kernel/tracing/events/syscalls/sys_enter_getcpu ] ||
 		[ -e /sys/kernel/debug/tracing/events/syscalls/sys_enter_getcpu ] ||
-		bpf_test_skip "no tracepoint syscalls:sys_enter_getcpu (CONFIG_FTRACE_SYSCALLS, tracefs)"
+		bpf_test_skip "no tracepoint syscalls:sys_enter_getcpu" \
+			"(CONFIG_FTRACE_SYSCALLS, tracefs)"
 }
 
 # pbt_top_takes OPTION: perf bpf top runs with OPTION, one that needs BPF
