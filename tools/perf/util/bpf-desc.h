@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <linux/bits.h>
 #include <linux/bpf.h>
 #include <linux/types.h>
 
@@ -111,9 +112,9 @@ int bpf_link_desc__fill(struct bpf_link_desc *link, int fd, struct bpf_resolver 
 void bpf_link_desc__delete(struct bpf_link_desc *link);
 
 /* What bpf_attachments__scan() looks for: attachments to these */
-#define BPF_ATTACH_PERF_EVENT	(1U << 0)
-#define BPF_ATTACH_XDP		(1U << 1)
-#define BPF_ATTACH_CGROUP	(1U << 2)
+#define BPF_ATTACH_PERF_EVENT	BIT(0)
+#define BPF_ATTACH_XDP		BIT(1)
+#define BPF_ATTACH_CGROUP	BIT(2)
 #define BPF_ATTACH_ALL		(BPF_ATTACH_PERF_EVENT | BPF_ATTACH_XDP | BPF_ATTACH_CGROUP)
 
 int bpf_attachments__scan(struct bpf_link_desc ***v, int *nr, int *alloc, unsigned int kinds,

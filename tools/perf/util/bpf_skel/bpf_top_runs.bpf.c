@@ -14,7 +14,6 @@
 
 #define E2BIG	7
 
-
 /* A run this long is one whose exit was missed */
 #define BPF_TOP_RUNS_STALE_NS	(10ULL * 1000 * 1000 * 1000)
 
