@@ -146,7 +146,8 @@ links_ready() {
 
 loop_ready() {
 	gone "$loop" && fail "the loop workload ended: $(cat "$work/loop.err")"
-	grep -qx ready "$work/loop"
+	# -s: the file may not be there yet
+	grep -qsx ready "$work/loop"
 }
 
 # all_unloaded: perf bpf events has shown the unload of each program of
