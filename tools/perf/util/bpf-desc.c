@@ -736,6 +736,19 @@ static int bpf_attachments__links(struct bpf_link_desc **v, int nr, u32 prog_id,
 	return n;
 }
 
+/* Whether an attachment of program @prog_id to @target was found already */
+static bool bpf_attachments__found(struct bpf_link_desc **v, int nr, u32 prog_id,
+				   const char *target)
+{
+	int i;
+
+	for (i = 0; i < nr; i++) {
+		if (v[i]->found && v[i]->prog_id == prog_id && !strcmp(v[i]->target, target))
+			return true;
+	}
+	return false;
+}
+
 static struct bpf_link_desc *bpf_attachments__add(struct bpf_link_desc ***v, int *nr,
 						  int *alloc, u32 prog_id, u32 type,
 						  u32 attach_type, char *target,
@@ -841,9 +854,14 @@ static int bpf_attachments__perf_events(struct bpf_link_desc ***v, int *nr, int 
 				target = NULL;
 			break;
 		}
+		/*
+		 * made by a link, or found already: the same event in another
+		 * fd (dup, fork) or another CPU's event of the same target
+		 */
 		if (!target) {
 			err = -ENOMEM;
-		} else if (bpf_attachments__links(*v, *nr, prog_id, BPF_PERF_EVENT, target)) {
+		} else if (bpf_attachments__links(*v, *nr, prog_id, BPF_PERF_EVENT, target) ||
+			   bpf_attachments__found(*v, *nr, prog_id, target)) {
 			free(target);
 		} else if (!bpf_attachments__add(v, nr, alloc, prog_id, BPF_LINK_TYPE_PERF_EVENT,
 						 BPF_PERF_EVENT, target, "task_fd_query")) {
@@ -863,11 +881,11 @@ static int bpf_attachments__xdp(struct bpf_link_desc ***v, int *nr, int *alloc)
 	int err = 0;
 
 	for (i = ifs; !err && i && i->if_index; i++) {
-		/* up to the attach mode: not the features, a generic netlink look-up */
-		struct bpf_xdp_query_opts opts = {
-			.sz = offsetof(struct bpf_xdp_query_opts, feature_flags),
-		};
+		LIBBPF_OPTS(bpf_xdp_query_opts, opts);
 		u32 ids[3], m;
+
+		/* up to the attach mode: not the features, a generic netlink look-up */
+		opts.sz = offsetof(struct bpf_xdp_query_opts, attach_mode) + sizeof(opts.attach_mode);
 
 		if (bpf_xdp_query(i->if_index, 0, &opts))
 			continue;

@@ -28,9 +28,10 @@ grep -q '"xdp":\[{' "$tmp/net.json" && bpf_test_skip "lo has an XDP program alre
 pbt_cgroup
 cg=$(pbt_cgroup_path)
 root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-# should the workload die before it detaches: no XDP left on lo
+# should the workload die before it detaches: no XDP of it left on lo
 # shellcheck disable=SC2034 # pbt_cleanup runs it
-pbt_on_cleanup='bpftool net detach xdpgeneric dev lo 2>/dev/null'
+pbt_on_cleanup='bpftool net show dev lo 2>/dev/null | grep -q pbt_nolink_xdp &&
+	bpftool net detach xdpgeneric dev lo'
 
 mkfifo "$tmp/nolink.ctl"
 perf test -w bpf_links nolink "$cg" <"$tmp/nolink.ctl" >"$tmp/nolink.out" 2>"$tmp/nolink.err" &

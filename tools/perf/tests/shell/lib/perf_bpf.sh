@@ -14,6 +14,8 @@
 . "$(dirname "$0")"/lib/bpf_test.sh bpf
 
 pbt_cgroup_dir=
+# shell code the cleanup runs, for what a test must undo itself
+pbt_on_cleanup=
 
 pbt_cleanup() {
 	local p
