@@ -1646,6 +1646,210 @@ int bpf_top__parse_events(struct bpf_top *top)
 	return 0;
 }
 
+/*
+ * -e, -x and -j: for each event E, "E" over the window and "E_per_run",
+ * once a whole window was counted; "E_total" since counting began.
+ * Nothing for a program not counted.
+ */
+static void bpf_top__print_counts(struct bpf_top *top, struct bpf_top_prog *prog)
+{
+	struct bpf_out *out = &top->out;
+	const char **key = top->columns + ARRAY_SIZE(bpf_top_columns) - 1 +
+			   (top->hist ? BPF_TOP_NR_HIST_COLUMNS : 0);
+	int i;
+
+	for (i = 0; i < top->nr_events; i++, key += 3) {
+		struct bpf_top_count *c = prog->counts ? &prog->counts[i] : NULL;
+		bool whole = c && c->win_ok && !prog->gone;
+
+		if (whole)
+			bpf_out__u64(out, key[0], c->win);
+		else
+			bpf_out__none(out, key[0]);
+		if (whole && prog->win_cnt) {
+			bpf_out__key(out, key[1]);
+			bpf_out__printf(out, "%.1f", (double)c->win / prog->win_cnt);
+		} else {
+			bpf_out__none(out, key[1]);
+		}
+		if (c && c->based)
+			bpf_out__u64(out, key[2], c->total);
+		else
+			bpf_out__none(out, key[2]);
+	}
+}
+
+/*
+ * --hist, -x and -j: the window's timed runs, percentiles and longest,
+ * and the histogram, as runqlat prints it: from the first bucket to the
+ * last one with runs, each [from, to, count] (-j) or from-to:count (-x).
+ * Empty where the window was not timed whole.
+ */
+static void bpf_top__print_hist(struct bpf_top *top, struct bpf_top_prog *prog)
+{
+	const struct bpf_top_hist_sum *w = &prog->hist_win;
+	struct bpf_out *out = &top->out;
+	bool whole = prog->hist_ok && !prog->gone;
+	int i, last = -1;
+	u64 from, to;
+
+	if (!whole) {
+		for (i = 0; i < BPF_TOP_NR_HIST_COLUMNS; i++)
+			bpf_out__none(out, bpf_top_hist_columns[i]);
+		return;
+	}
+	bpf_out__u64(out, "hist_runs", w->runs);
+	bpf_out__u64(out, "hist_time_ns", w->time_ns);
+	bpf_out__u64(out, "p50_ns", bpf_top_hist__percentile(w, 50));
+	bpf_out__u64(out, "p90_ns", bpf_top_hist__percentile(w, 90));
+	bpf_out__u64(out, "p99_ns", bpf_top_hist__percentile(w, 99));
+	bpf_out__u64(out, "max_ns", w->max_ns);
+	for (i = 0; i < BPF_TOP_RUNS_BUCKETS; i++) {
+		if (w->buckets[i])
+			last = i;
+	}
+	bpf_out__key(out, "hist");
+	bpf_out__raw(out, out->format == BPF_FORMAT_JSON ? "[" : "");
+	for (i = 0; i <= last; i++) {
+		bpf_top_hist__bucket(i, &from, &to);
+		if (out->format == BPF_FORMAT_JSON)
+			bpf_out__printf(out, "%s[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]",
+					i ? "," : "", from, to, w->buckets[i]);
+		else
+			bpf_out__printf(out, "%s%" PRIu64 "-%" PRIu64 ":%" PRIu64,
+					i ? " " : "", from, to, w->buckets[i]);
+	}
+	bpf_out__raw(out, out->format == BPF_FORMAT_JSON ? "]" : "");
+}
+
+/* -x and -j: the columns of @prog and its window that a split row repeats */
+static void bpf_top__print_prog_head(struct bpf_top *top, struct bpf_top_prog *prog, u64 since)
+{
+	struct bpf_out *out = &top->out;
+	char buf[32];
+
+	bpf_out__key(out, "time");
+	bpf_out__printf(out, "%" PRIu64 ".%06" PRIu64, since / NSEC_PER_SEC,
+			(since % NSEC_PER_SEC) / NSEC_PER_USEC);
+	bpf_out__u64(out, "prog_id", prog->desc.id);
+	bpf_out__str(out, "prog_name", prog->desc.name ?: "");
+	bpf_out__str(out, "prog_type", !prog->desc.type_known ? "-" :
+		     perf_bpf__prog_type_name(prog->desc.type, buf, sizeof(buf)));
+}
+
+/*
+ * --split, -x and -j: after the line of @prog ("row": "prog", with what
+ * its runs are split by, if they are counted), a line a cgroup or device
+ * that drove some of its runs in the window ("row": "split"): their
+ * count, time, average, rate and share of a CPU over the window, their
+ * count and time since first counted, and what drove them: "split_id"
+ * the cgroup id or ifindex, "split_name" its path or name
+ */
+static void bpf_top__print_splits(struct bpf_top *top, struct bpf_top_prog *prog, u64 since,
+				  u64 window)
+{
+	const size_t nr_before = ARRAY_SIZE(bpf_top_columns) - 1 +
+				 (top->hist ? BPF_TOP_NR_HIST_COLUMNS : 0) + 3 * top->nr_events;
+	const char * const *keys = top->columns ?: bpf_top_columns;
+	const char *kind = bpf_top__split_kind(prog->split_by);
+	struct bpf_out *out = &top->out;
+	struct bpf_top_split **v;
+	size_t k;
+	int i, nr;
+
+	v = bpf_top_prog__splits(prog, &nr);
+	for (i = 0; i < nr; i++) {
+		const struct bpf_top_split *split = v[i];
+		double one = window ? 100.0 * split->win_time_ns / window : 0;
+
+		bpf_out__begin(out);
+		bpf_top__print_prog_head(top, prog, since);
+		bpf_out__u64(out, "run_cnt", split->win_runs);
+		bpf_out__u64(out, "run_time_ns", split->win_time_ns);
+		bpf_out__u64(out, "avg_ns",
+			     split->win_timed ? split->win_time_ns / split->win_timed : 0);
+		bpf_out__key(out, "runs_per_sec");
+		bpf_out__printf(out, "%.1f",
+				window ? (double)split->win_runs * NSEC_PER_SEC / window : 0);
+		bpf_out__key(out, "cpu_pct");
+		bpf_out__printf(out, "%.3f", one);
+		bpf_out__key(out, "cpu_pct_all");
+		bpf_out__printf(out, "%.3f", one / top->nr_cpus);
+		bpf_out__u64(out, "run_cnt_total", split->runs - split->base_runs);
+		bpf_out__u64(out, "run_time_ns_total", split->time_ns - split->base_time_ns);
+		/* nothing of the program's own, of --hist's or of the events' */
+		for (k = BPF_TOP_NR_SPLIT_OWN_COLUMNS; k < nr_before; k++)
+			bpf_out__none(out, keys[k]);
+		bpf_out__str(out, "row", "split");
+		bpf_out__str(out, "split", kind);
+		if (split->key == BPF_TOP_SPLIT_OTHER)
+			bpf_out__none(out, "split_id");
+		else
+			bpf_out__u64(out, "split_id", bpf_top_split__id(prog, split));
+		bpf_out__str(out, "split_name", split->name ?: "-");
+		bpf_out__end(out);
+	}
+	free(v);
+}
+
+/* -x and -j: a line a program (and with --split, its splits') of window @window ending at @now */
+void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v, int nr,
+			     u64 now, u64 window)
+{
+	struct bpf_out *out = &top->out;
+	u64 since = now - top->start;
+	int i;
+
+	for (i = 0; i < nr; i++) {
+		struct bpf_top_prog *prog = v[i];
+		/*
+		 * gone without its unload record's counts: nothing read this
+		 * window, totals as they were
+		 */
+		bool dead = prog->gone && !prog->exact;
+		u64 win_cnt = dead ? 0 : prog->win_cnt;
+		u64 win_time = dead ? 0 : prog->win_time;
+		double one = window ? 100.0 * win_time / window : 0;
+
+		bpf_out__begin(out);
+		bpf_top__print_prog_head(top, prog, since);
+		bpf_out__u64(out, "run_cnt", win_cnt);
+		bpf_out__u64(out, "run_time_ns", win_time);
+		bpf_out__u64(out, "avg_ns", win_cnt ? win_time / win_cnt : 0);
+		bpf_out__key(out, "runs_per_sec");
+		bpf_out__printf(out, "%.1f", window ? (double)win_cnt * NSEC_PER_SEC / window : 0);
+		bpf_out__key(out, "cpu_pct");
+		bpf_out__printf(out, "%.3f", one);
+		bpf_out__key(out, "cpu_pct_all");
+		bpf_out__printf(out, "%.3f", one / top->nr_cpus);
+		bpf_out__u64(out, "run_cnt_total", prog->cnt - prog->base_cnt);
+		bpf_out__u64(out, "run_time_ns_total", prog->time - prog->base_time);
+		bpf_out__u64(out, "recursion_misses", dead ? 0 : prog->win_misses);
+		bpf_out__u64(out, "recursion_misses_total", prog->misses - prog->base_misses);
+		bpf_out__u64(out, "verified_insns", prog->desc.verified_insns);
+		bpf_out__key(out, "gone");
+		bpf_out__raw(out, prog->gone ? "true" : "false");
+		bpf_out__str(out, "attach", prog->attach.buf);
+		if (top->hist)
+			bpf_top__print_hist(top, prog);
+		bpf_top__print_counts(top, prog);
+		if (top->split) {
+			const char *split = bpf_top_prog__split(prog);
+
+			bpf_out__str(out, "row", "prog");
+			if (split)
+				bpf_out__str(out, "split", split);
+			else
+				bpf_out__none(out, "split");
+			bpf_out__none(out, "split_id");
+			bpf_out__none(out, "split_name");
+		}
+		bpf_out__end(out);
+		if (top->split)
+			bpf_top__print_splits(top, prog, since, window);
+	}
+}
+
 /* -x and -j: the fixed columns, --hist's, three an event of -e, then --split's */
 int bpf_top__setup_columns(struct bpf_top *top)
 {

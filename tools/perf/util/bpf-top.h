@@ -238,6 +238,8 @@ void bpf_top__row(struct bpf_top *top, struct bpf_top_prog *prog, u64 window,
 		  char *line, size_t size);
 const char *bpf_top__none(struct bpf_top *top);
 void bpf_top__hist_text(const struct bpf_top_prog *prog, char *buf, size_t size);
+void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v, int nr,
+			     u64 now, u64 window);
 const char *bpf_top__split_kind(u32 split_by);
 u32 bpf_top_prog__split_by(const struct bpf_top_prog *prog);
 u64 bpf_top_split__id(const struct bpf_top_prog *prog, const struct bpf_top_split *split);
