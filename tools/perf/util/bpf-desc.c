@@ -885,7 +885,8 @@ static int bpf_attachments__xdp(struct bpf_link_desc ***v, int *nr, int *alloc)
 		u32 ids[3], m;
 
 		/* up to the attach mode: not the features, a generic netlink look-up */
-		opts.sz = offsetof(struct bpf_xdp_query_opts, attach_mode) + sizeof(opts.attach_mode);
+		opts.sz = offsetof(struct bpf_xdp_query_opts, attach_mode) +
+			  sizeof(opts.attach_mode);
 
 		if (bpf_xdp_query(i->if_index, 0, &opts))
 			continue;
