@@ -298,7 +298,8 @@ print(f"timing's cost a run: {cost:.0f} ns (short phases' excess: "
 smean = short["hist_time_ns"] / max(short["hist_runs"], 1)
 if shorts[1] < -max(1000, 0.05 * smean):
     fail(f"short phases: runs timed {-shorts[1]:.0f} ns longer than the kernel's own"
-         f" (excess a run {shorts}): the timing takes in more than the run")
+         f" (excess a run {[round(x) for x in shorts]} ns): the timing takes in more"
+         f" than the run")
 low = []
 for name in ("mix", "mix2", "mix3"):
     mixw = [w for w in phases[name]["windows"] if w[0] and w[2]]
