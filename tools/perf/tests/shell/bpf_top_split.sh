@@ -11,10 +11,13 @@
 # the ratio 1:3 within 5%, and 4000 runs in all (a few more are allowed
 # for another task entering getcpu without the vDSO), exactly the
 # program's own over those windows (nothing ran before or after them);
-# in every window, the split rows add up to the program's row (the
-# kernel's run count), give or take the runs between the two reads, and
-# each split's windows add up to its totals (over the text and -x phase
-# too).  A socket
+# window by window (over the text and -x phase too, until the program
+# goes), the split rows' runs so far are at least the program's (the
+# kernel's run count, which perf reads first, and a run counts in a
+# split as it starts) and at most the program's at the next window (one
+# run in flight a CPU aside), however long perf took between the two
+# reads (nothing runs before the orders), and each split's windows add
+# up to its totals.  A socket
 # filter, whose runs no cgroup or device can be told to drive, is shown
 # whole, its "split" "none".  The text screen shows the split rows under the
 # program's, and a "not split" row under the socket filter's; -x gives
@@ -163,7 +166,7 @@ pbt_wait_gone $top 60 || bpf_test_fail "perf bpf top still running 60 s after SI
 pbt_reap $top || bpf_test_fail "perf bpf top: exit $?: $(cat "$tmp/top.err")"
 
 python3 - "$tmp" "$id" "$sf" "$start_line" "$end_line" "$rel" <<'EOF' ||
-import json, sys
+import json, os, sys
 
 tmp, cg = sys.argv[1], sys.argv[6]
 pid, sf, first, last = (int(x) for x in sys.argv[2:6])
@@ -180,23 +183,42 @@ if any(r["prog_id"] == sf and r["row"] == "split" for r in rows):
 if any(r["prog_id"] == sf and r.get("split") != "none" for r in rows):
     fail("the socket filter's split is not none")
 
-# each window: the split rows add up to the program's row, and each
-# split's windows to its totals
+# window by window: the split rows' runs so far against the program's.
+# perf reads the program's count, then its splits, and a run counts in
+# a split as it starts, in the kernel's count once it ended: so far
+# (from the window before the orders, with no runs), the splits have at
+# least the program's runs, and at most what the program's count has at
+# the next window, plus a run in flight on each CPU (the tracepoint
+# program runs with preemption off: it neither nests nor is missed).
+# This holds until the program goes: once its last holder quits, perf
+# lets go of it and shows a window without splits, then one "gone".  A
+# read that failed would also leave the splits behind, for good: only
+# the first such window is told.  And each split's windows add up to
+# their totals.
 by_time = {}
 for r in rows:
     if r["prog_id"] == pid and r["row"] == "split":
         by_time.setdefault(r["time"], []).append(r)
-windows = 0
+ncpus = os.cpu_count() or 1
+windows = prog_sofar = split_sofar = 0
+sofar_failed = False
 last_total = {}
 for p in rows:
-    if p["prog_id"] != pid or p["row"] != "prog" or p["gone"]:
+    if p["prog_id"] != pid or p["row"] != "prog":
         continue
+    if p["gone"] or p.get("split") != "cgroup":
+        break
     windows += 1
-    got = sum(r["run_cnt"] for r in by_time.get(p["time"], []))
-    # a read of the program and one of its splits, then the next: runs
-    # in between (perf may be descheduled) count in different windows
-    if abs(got - p["run_cnt"]) > max(20, p["run_cnt"] // 10):
-        fail(f"window {p['time']}: split rows add up to {got}, the program ran {p['run_cnt']}")
+    prog_sofar += p["run_cnt"]
+    if split_sofar > prog_sofar + ncpus and not sofar_failed:
+        sofar_failed = True
+        fail(f"window {p['time']}: the program ran {prog_sofar} times so far, its split rows"
+             f" had {split_sofar} a window before: more than a run a CPU ahead")
+    split_sofar += sum(r["run_cnt"] for r in by_time.get(p["time"], []))
+    if split_sofar < prog_sofar and not sofar_failed:
+        sofar_failed = True
+        fail(f"window {p['time']}: the split rows add up to {split_sofar} runs so far, the"
+             f" program ran {prog_sofar}")
     for r in by_time.get(p["time"], []):
         if r["split"] != "cgroup" or r.get("split_id", 0) <= 0:
             fail(f"split row without a cgroup: {r}")
