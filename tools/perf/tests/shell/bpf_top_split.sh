@@ -11,8 +11,8 @@
 # the ratio 1:3 within 5%, and 4000 runs in all (a few more are allowed
 # for another task entering getcpu without the vDSO), exactly the
 # program's own over those windows (nothing ran before or after them);
-# window by window (over the text and -x phase too, until the program
-# goes), the split rows' runs so far are at least the program's (the
+# window by window (over the text and -x phase too, until perf stops
+# counting the program, its last holder gone), the split rows' runs so far are at least the program's (the
 # kernel's run count, which perf reads first, and a run counts in a
 # split as it starts) and at most the program's at the next window (one
 # run in flight a CPU aside), however long perf took between the two
@@ -190,10 +190,11 @@ if any(r["prog_id"] == sf and r.get("split") != "none" for r in rows):
 # least the program's runs, and at most what the program's count has at
 # the next window, plus a run in flight on each CPU (the tracepoint
 # program runs with preemption off: it neither nests nor is missed).
-# This holds until the program goes: once its last holder quits, perf
-# lets go of it and shows a window without splits, then one "gone".  A
-# read that failed would also leave the splits behind, for good: only
-# the first such window is told.  And each split's windows add up to
+# This holds while perf counts the program: once its last holder quits,
+# perf lets go of it and shows a window or two without "split", then
+# one "gone"; it must not count it again after.  A read that failed
+# would also leave the splits behind, for good: only the first window
+# found off, either way, is told.  And each split's windows add up to
 # their totals.
 by_time = {}
 for r in rows:
@@ -203,10 +204,12 @@ ncpus = os.cpu_count() or 1
 windows = prog_sofar = split_sofar = 0
 sofar_failed = False
 last_total = {}
-for p in rows:
+stop = len(rows)
+for i, p in enumerate(rows):
     if p["prog_id"] != pid or p["row"] != "prog":
         continue
     if p["gone"] or p.get("split") != "cgroup":
+        stop = i
         break
     windows += 1
     prog_sofar += p["run_cnt"]
@@ -227,6 +230,11 @@ for p in rows:
             fail(f"window {p['time']}: {r['split_name']} ran {r['run_cnt']} times,"
                  f" its total went from {before} to {r['run_cnt_total']}")
         last_total[r.get("split_id")] = r["run_cnt_total"]
+again = [r for r in rows[stop + 1:] if r["prog_id"] == pid and not r.get("gone") and
+         (r["row"] == "split" or r.get("split") == "cgroup")]
+if again:
+    fail(f"window {rows[stop]['time']}: program {pid} not counted, then counted again:"
+         f" {again[0]}")
 print(f"{windows} windows, {len(by_time)} with split rows")
 if len(by_time) < 3:
     fail(f"only {len(by_time)} windows with split rows")
