@@ -12,12 +12,12 @@
 # for another task entering getcpu without the vDSO), exactly the
 # program's own over those windows (nothing ran before or after them);
 # window by window (over the text and -x phase too, until perf stops
-# counting the program, its last holder gone), the split rows' runs so far are at least the program's (the
-# kernel's run count, which perf reads first, and a run counts in a
-# split as it starts) and at most the program's at the next window (one
-# run in flight a CPU aside), however long perf took between the two
-# reads (nothing runs before the orders), and each split's windows add
-# up to its totals.  A socket
+# counting the program, its last holder gone), the split rows' runs so
+# far are at least the program's (the kernel's run count, which perf
+# reads first, and a run counts in a split as it starts) and at most
+# the program's at the next window (one run in flight a CPU aside),
+# however long perf took between the two reads (nothing runs before the
+# orders), and each split's windows add up to its totals.  A socket
 # filter, whose runs no cgroup or device can be told to drive, is shown
 # whole, its "split" "none".  The text screen shows the split rows under the
 # program's, and a "not split" row under the socket filter's; -x gives
