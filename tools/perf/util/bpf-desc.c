@@ -722,31 +722,21 @@ void bpf_link_desc__delete(struct bpf_link_desc *link)
  * programs.
  */
 
-/* The links in @v of program @prog_id, attach type @attach_type, to @target */
-static int bpf_attachments__links(struct bpf_link_desc **v, int nr, u32 prog_id,
+/*
+ * The entries in @v of program @prog_id, attach type @attach_type, to
+ * @target: its links, or (@found) the attachments found without one
+ */
+static int bpf_attachments__count(struct bpf_link_desc **v, int nr, bool found, u32 prog_id,
 				  u32 attach_type, const char *target)
 {
 	int i, n = 0;
 
 	for (i = 0; i < nr; i++) {
-		if (!v[i]->found && v[i]->prog_id == prog_id && v[i]->target &&
+		if (!!v[i]->found == found && v[i]->prog_id == prog_id && v[i]->target &&
 		    v[i]->attach_type == attach_type && !strcmp(v[i]->target, target))
 			n++;
 	}
 	return n;
-}
-
-/* Whether an attachment of program @prog_id to @target was found already */
-static bool bpf_attachments__found(struct bpf_link_desc **v, int nr, u32 prog_id,
-				   const char *target)
-{
-	int i;
-
-	for (i = 0; i < nr; i++) {
-		if (v[i]->found && v[i]->prog_id == prog_id && !strcmp(v[i]->target, target))
-			return true;
-	}
-	return false;
 }
 
 static struct bpf_link_desc *bpf_attachments__add(struct bpf_link_desc ***v, int *nr,
@@ -860,8 +850,10 @@ static int bpf_attachments__perf_events(struct bpf_link_desc ***v, int *nr, int 
 		 */
 		if (!target) {
 			err = -ENOMEM;
-		} else if (bpf_attachments__links(*v, *nr, prog_id, BPF_PERF_EVENT, target) ||
-			   bpf_attachments__found(*v, *nr, prog_id, target)) {
+		} else if (bpf_attachments__count(*v, *nr, false, prog_id, BPF_PERF_EVENT,
+						  target) ||
+			   bpf_attachments__count(*v, *nr, true, prog_id, BPF_PERF_EVENT,
+						  target)) {
 			free(target);
 		} else if (!bpf_attachments__add(v, nr, alloc, prog_id, BPF_LINK_TYPE_PERF_EVENT,
 						 BPF_PERF_EVENT, target, "task_fd_query")) {
@@ -900,7 +892,7 @@ static int bpf_attachments__xdp(struct bpf_link_desc ***v, int *nr, int *alloc)
 				err = -ENOMEM;
 				break;
 			}
-			if (bpf_attachments__links(*v, *nr, ids[m], BPF_XDP, target)) {
+			if (bpf_attachments__count(*v, *nr, false, ids[m], BPF_XDP, target)) {
 				free(target);
 				continue;
 			}
@@ -954,7 +946,7 @@ static int bpf_attachments__cgroup(struct bpf_link_desc ***v, int *nr, int *allo
 			continue;
 		for (j = k, n = 0; j < count; j++)
 			n += ids[j] == ids[k];
-		n -= bpf_attachments__links(*v, *nr, ids[k], type, rel);
+		n -= bpf_attachments__count(*v, *nr, false, ids[k], type, rel);
 		while (n-- > 0) {
 			link = bpf_attachments__add(v, nr, alloc, ids[k], BPF_LINK_TYPE_CGROUP,
 						    type, strdup(rel), "prog_query");

@@ -1738,6 +1738,30 @@ static void bpf_top__print_prog_head(struct bpf_top *top, struct bpf_top_prog *p
 }
 
 /*
+ * -x and -j: the columns a program's line and its splits' share, from
+ * run_cnt to run_time_ns_total: @runs in @time over @window (an average
+ * over @timed runs), @runs_total in @time_total since first counted
+ */
+static void bpf_top__print_runs(struct bpf_top *top, u64 runs, u64 time, u64 timed, u64 window,
+				u64 runs_total, u64 time_total)
+{
+	struct bpf_out *out = &top->out;
+	double one = window ? 100.0 * time / window : 0;
+
+	bpf_out__u64(out, "run_cnt", runs);
+	bpf_out__u64(out, "run_time_ns", time);
+	bpf_out__u64(out, "avg_ns", timed ? time / timed : 0);
+	bpf_out__key(out, "runs_per_sec");
+	bpf_out__printf(out, "%.1f", window ? (double)runs * NSEC_PER_SEC / window : 0);
+	bpf_out__key(out, "cpu_pct");
+	bpf_out__printf(out, "%.3f", one);
+	bpf_out__key(out, "cpu_pct_all");
+	bpf_out__printf(out, "%.3f", one / top->nr_cpus);
+	bpf_out__u64(out, "run_cnt_total", runs_total);
+	bpf_out__u64(out, "run_time_ns_total", time_total);
+}
+
+/*
  * --split, -x and -j: after the line of @prog ("row": "prog", with what
  * its runs are split by, if they are counted), a line a cgroup or device
  * that drove some of its runs in the window ("row": "split"): their
@@ -1760,23 +1784,12 @@ static void bpf_top__print_splits(struct bpf_top *top, struct bpf_top_prog *prog
 	v = bpf_top_prog__splits(prog, &nr);
 	for (i = 0; i < nr; i++) {
 		const struct bpf_top_split *split = v[i];
-		double one = window ? 100.0 * split->win_time_ns / window : 0;
 
 		bpf_out__begin(out);
 		bpf_top__print_prog_head(top, prog, since);
-		bpf_out__u64(out, "run_cnt", split->win_runs);
-		bpf_out__u64(out, "run_time_ns", split->win_time_ns);
-		bpf_out__u64(out, "avg_ns",
-			     split->win_timed ? split->win_time_ns / split->win_timed : 0);
-		bpf_out__key(out, "runs_per_sec");
-		bpf_out__printf(out, "%.1f",
-				window ? (double)split->win_runs * NSEC_PER_SEC / window : 0);
-		bpf_out__key(out, "cpu_pct");
-		bpf_out__printf(out, "%.3f", one);
-		bpf_out__key(out, "cpu_pct_all");
-		bpf_out__printf(out, "%.3f", one / top->nr_cpus);
-		bpf_out__u64(out, "run_cnt_total", split->runs - split->base_runs);
-		bpf_out__u64(out, "run_time_ns_total", split->time_ns - split->base_time_ns);
+		bpf_top__print_runs(top, split->win_runs, split->win_time_ns, split->win_timed,
+				    window, split->runs - split->base_runs,
+				    split->time_ns - split->base_time_ns);
 		/* nothing of the program's own, of --hist's or of the events' */
 		for (k = BPF_TOP_NR_SPLIT_OWN_COLUMNS; k < nr_before; k++)
 			bpf_out__none(out, keys[k]);
@@ -1809,21 +1822,11 @@ void bpf_top__print_interval(struct bpf_top *top, struct bpf_top_prog **v, int n
 		bool dead = prog->gone && !prog->exact;
 		u64 win_cnt = dead ? 0 : prog->win_cnt;
 		u64 win_time = dead ? 0 : prog->win_time;
-		double one = window ? 100.0 * win_time / window : 0;
 
 		bpf_out__begin(out);
 		bpf_top__print_prog_head(top, prog, since);
-		bpf_out__u64(out, "run_cnt", win_cnt);
-		bpf_out__u64(out, "run_time_ns", win_time);
-		bpf_out__u64(out, "avg_ns", win_cnt ? win_time / win_cnt : 0);
-		bpf_out__key(out, "runs_per_sec");
-		bpf_out__printf(out, "%.1f", window ? (double)win_cnt * NSEC_PER_SEC / window : 0);
-		bpf_out__key(out, "cpu_pct");
-		bpf_out__printf(out, "%.3f", one);
-		bpf_out__key(out, "cpu_pct_all");
-		bpf_out__printf(out, "%.3f", one / top->nr_cpus);
-		bpf_out__u64(out, "run_cnt_total", prog->cnt - prog->base_cnt);
-		bpf_out__u64(out, "run_time_ns_total", prog->time - prog->base_time);
+		bpf_top__print_runs(top, win_cnt, win_time, win_cnt, window,
+				    prog->cnt - prog->base_cnt, prog->time - prog->base_time);
 		bpf_out__u64(out, "recursion_misses", dead ? 0 : prog->win_misses);
 		bpf_out__u64(out, "recursion_misses_total", prog->misses - prog->base_misses);
 		bpf_out__u64(out, "verified_insns", prog->desc.verified_insns);
